@@ -1,0 +1,57 @@
+# caio: PGXS build.  The version lives in caio.control alone; the install
+# script, the C code (CAIO_VERSION) and META.json take it from there.
+
+EXTENSION   = caio
+PG_CONFIG  ?= pg_config
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
+
+MODULE_big  = caio
+OBJS        = src/caio.o src/clock.o src/lease.o src/resource_lock.o
+HEADERS     = src/caio.h
+
+DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA        = $(filter-out $(DATA_built), $(wildcard sql/$(EXTENSION)--*--*.sql))
+
+PG_CPPFLAGS = -DCAIO_VERSION=\"$(EXTVERSION)\"
+# Full warnings for our code; PostgreSQL's own headers are treated as system
+# headers, since they do not build clean under -Wextra themselves.
+PG_CFLAGS   = -Wall -Wextra -Werror
+PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
+
+# Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
+# layout; sql/ also holds the install script's source, sql/caio.sql).
+REGRESS      = clock lease lease_errors privileges reinstall
+REGRESS_OPTS = --load-extension=caio
+
+# Isolation specs: test/isolation/specs/<name>.spec, expected output in
+# test/isolation/expected.  Their database is made by isolation-db (below)
+# so that isolationtester can see caio's latch waits.
+ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover clock_shared
+ISOLATION_OPTS = --inputdir=test/isolation --use-existing
+REGRESS_PREP   = isolation-db
+
+EXTRA_CLEAN = META.json.tmp
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+all: META.json
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
+	cp $< $@
+
+META.json: META.json.in $(EXTENSION).control
+	sed 's/@EXTVERSION@/$(EXTVERSION)/g' $< > $@.tmp && mv $@.tmp $@
+
+.PHONY: isolation-db test demo bench
+isolation-db:
+	psql -X -q -v ON_ERROR_STOP=1 -d postgres \
+	  -c 'DROP DATABASE IF EXISTS $(ISOLATION_TESTDB)' \
+	  -c 'CREATE DATABASE $(ISOLATION_TESTDB) TEMPLATE template0'
+	psql -X -q -v ON_ERROR_STOP=1 -d $(ISOLATION_TESTDB) \
+	  -c 'CREATE EXTENSION caio' -f test/isolation/see_caio_waits.sql
+
+test:
+	test/check.sh
+demo:
+	test/demo.sh

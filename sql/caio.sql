@@ -1,0 +1,125 @@
+-- caio: leases, fencing tokens and nonce reservation inside PostgreSQL.
+--
+-- This file is the source of the install script sql/caio--<version>.sql that
+-- `make` builds; it is the API's table of contents.  Nothing in it is granted to
+-- PUBLIC: the README shows the GRANT an application role needs.
+
+\echo Use "CREATE EXTENSION caio" to load this file. \quit
+
+------------------------------------------------------------------------------
+-- Internal state.  Only the extension owner can touch these tables; everyone
+-- else goes through the functions below, which switch to the owner in C.
+------------------------------------------------------------------------------
+
+-- The one source of fencing tokens.  A sequence never hands out a value twice,
+-- not after a rollback and not after a crash (it logs ahead of what it hands
+-- out), and NO CYCLE keeps it from wrapping.
+CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 NO CYCLE;
+
+-- One row per resource ever leased.  A released or expired lease keeps its row:
+-- the row holds the newest token of the resource, which is what fencing checks.
+CREATE TABLE caio_lease_state (
+    resource     text        PRIMARY KEY
+                             CHECK (octet_length(resource) BETWEEN 1 AND 255),
+    holder       text        NOT NULL
+                             CHECK (octet_length(holder) BETWEEN 1 AND 255),
+    holder_role  regrole     NOT NULL,
+    token        bigint      NOT NULL CHECK (token > 0),
+    acquired_at  timestamptz NOT NULL,
+    expires_at   timestamptz NOT NULL,
+    released_at  timestamptz
+) WITH (fillfactor = 70);  -- room on the page keeps renewals HOT
+
+-- The database-wide test clock: no row means caio reads the server clock.
+CREATE TABLE caio_clock (
+    singleton  boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
+    frozen_at  timestamptz NOT NULL
+                           CHECK (frozen_at > '-infinity' AND frozen_at < 'infinity')
+);
+
+-- Leases and their tokens survive pg_dump; the test clock does not.
+SELECT pg_catalog.pg_extension_config_dump('caio_lease_state', '');
+SELECT pg_catalog.pg_extension_config_dump('caio_token_seq', '');
+
+------------------------------------------------------------------------------
+-- Time
+------------------------------------------------------------------------------
+
+-- The clock every caio function reads: clock_timestamp(), or the test clock.
+CREATE FUNCTION caio_now() RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'caio_now'
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+-- Freeze the clock at a moment, for every session of this database.
+CREATE FUNCTION caio_clock_set(frozen_at timestamptz) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'caio_clock_set'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Move the clock forward (freezing it first if it runs).
+CREATE FUNCTION caio_clock_advance(step interval) RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'caio_clock_advance'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Go back to the server clock.
+CREATE FUNCTION caio_clock_reset() RETURNS timestamptz
+    AS 'MODULE_PATHNAME', 'caio_clock_reset'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+------------------------------------------------------------------------------
+-- Leases
+------------------------------------------------------------------------------
+
+CREATE TYPE caio_lease AS (
+    resource     text,
+    holder       text,
+    token        bigint,
+    acquired_at  timestamptz,
+    expires_at   timestamptz
+);
+
+-- The new lease, or NULL when another holder keeps a live one past `wait`.
+CREATE FUNCTION caio_acquire(resource text, holder text, ttl interval,
+                             wait interval DEFAULT '0')
+    RETURNS caio_lease
+    AS 'MODULE_PATHNAME', 'caio_acquire'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The lease with a new expiry, or NULL when it was lost.
+CREATE FUNCTION caio_renew(lease caio_lease, ttl interval) RETURNS caio_lease
+    AS 'MODULE_PATHNAME', 'caio_renew'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- true when this call released a live lease, false when it was already lost.
+CREATE FUNCTION caio_release(lease caio_lease) RETURNS boolean
+    AS 'MODULE_PATHNAME', 'caio_release'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The live lease of a resource, or NULL.
+CREATE FUNCTION caio_lease_of(resource text) RETURNS caio_lease
+    AS 'MODULE_PATHNAME', 'caio_lease_of'
+    LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+
+-- One row per live lease.
+CREATE VIEW caio_leases AS
+    SELECT resource, holder, token, acquired_at, expires_at
+      FROM caio_lease_state
+     WHERE released_at IS NULL
+       AND expires_at > (SELECT caio_now());
+
+------------------------------------------------------------------------------
+-- Privileges: nothing for PUBLIC.
+------------------------------------------------------------------------------
+
+REVOKE ALL ON TABLE caio_lease_state, caio_clock, caio_leases FROM PUBLIC;
+REVOKE ALL ON SEQUENCE caio_token_seq FROM PUBLIC;
+REVOKE ALL ON TYPE caio_lease FROM PUBLIC;
+REVOKE ALL ON FUNCTION
+    caio_now(),
+    caio_clock_set(timestamptz),
+    caio_clock_advance(interval),
+    caio_clock_reset(),
+    caio_acquire(text, text, interval, interval),
+    caio_renew(caio_lease, interval),
+    caio_release(caio_lease),
+    caio_lease_of(text)
+  FROM PUBLIC;

@@ -1,0 +1,127 @@
+-- Privileges: nothing for PUBLIC; an application role with the README's
+-- grants uses the API but cannot write around it, move the clock, or touch
+-- another role's lease; caio's SQL is immune to the caller's search_path.
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+SET intervalstyle = 'postgres';
+CREATE ROLE regress_caio_app;
+CREATE ROLE regress_caio_other;
+CREATE ROLE regress_caio_nobody;
+
+-- The grants the README documents, for two application roles.
+GRANT USAGE ON TYPE caio_lease TO regress_caio_app, regress_caio_other;
+GRANT EXECUTE ON FUNCTION
+    caio_now(),
+    caio_acquire(text, text, interval, interval),
+    caio_renew(caio_lease, interval),
+    caio_release(caio_lease),
+    caio_lease_of(text)
+  TO regress_caio_app, regress_caio_other;
+GRANT SELECT ON caio_leases TO regress_caio_app, regress_caio_other;
+
+-- A role without grants can do nothing.
+SET ROLE regress_caio_nobody;
+SELECT caio_acquire('priv:r', 'nobody', '1 minute');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_lease_of('priv:r');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM caio_leases;
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_now();
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+
+-- The application role uses the API.
+SET ROLE regress_caio_app;
+SELECT resource, holder, token > 0 AS has_token FROM caio_acquire('priv:r', 'app-1', '1 minute');
+SELECT resource, holder FROM caio_lease_of('priv:r');
+SELECT resource, holder FROM caio_leases WHERE resource = 'priv:r';
+
+-- ... but cannot write caio's tables, draw tokens, or move the clock.
+SELECT * FROM caio_lease_state;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE caio_lease_state SET expires_at = 'infinity';
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM caio_lease_state;
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO caio_lease_state VALUES ('priv:x', 'app-1', 'regress_caio_app', 1, now(), now() + '1 h');
+\echo :LAST_ERROR_SQLSTATE
+SELECT nextval('caio_token_seq');
+\echo :LAST_ERROR_SQLSTATE
+SELECT setval('caio_token_seq', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_clock_set('2030-01-01');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_clock_advance('1 hour');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_clock_reset();
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO caio_clock VALUES (true, '2030-01-01');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+
+-- Another role cannot renew or release the lease, even knowing its token;
+-- nor does it get the lease by using the same holder name.
+SELECT token AS app_token FROM caio_lease_of('priv:r') \gset
+SET ROLE regress_caio_other;
+SELECT caio_renew(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease, '1 hour');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_release(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_acquire('priv:r', 'app-1', '1 minute') IS NULL AS same_name_other_role_refused;
+RESET ROLE;
+SELECT holder, token = :app_token AS unchanged, released_at IS NULL AS not_released
+  FROM caio_lease_state WHERE resource = 'priv:r';
+
+-- A member of the holding role acts for it.
+GRANT regress_caio_app TO regress_caio_other;
+SET ROLE regress_caio_other;
+SELECT token = :app_token AS renewed_by_member
+  FROM caio_renew(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease, '1 minute');
+RESET ROLE;
+REVOKE regress_caio_app FROM regress_caio_other;
+
+-- A superuser may release anyone's lease.
+SELECT caio_release(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease) AS released_by_superuser;
+
+-- The caller's search_path cannot redirect caio's SQL, which runs as the
+-- extension owner: an operator planted ahead of pg_catalog is never called.
+CREATE SCHEMA regress_caio_evil AUTHORIZATION regress_caio_app;
+SET ROLE regress_caio_app;
+CREATE FUNCTION regress_caio_evil.always_equal(text, text) RETURNS boolean
+    LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'planted operator was called'; END $$;
+CREATE OPERATOR regress_caio_evil.= (FUNCTION = regress_caio_evil.always_equal,
+                                     LEFTARG = text, RIGHTARG = text);
+CREATE TABLE regress_caio_evil.caio_lease_state (resource text);
+SET search_path = regress_caio_evil, public, pg_catalog;
+SELECT resource, holder FROM caio_acquire('priv:s', 'app-1', '1 minute');
+SELECT resource, holder FROM caio_lease_of('priv:s');
+SELECT caio_release(caio_lease_of('priv:s')) AS released;
+RESET search_path;
+RESET ROLE;
+-- The same in a new session, whose first caio call plans under that path.
+\c -
+SET ROLE regress_caio_app;
+SET search_path = regress_caio_evil, public, pg_catalog;
+SELECT resource, holder FROM caio_acquire('priv:t', 'app-1', '1 minute');
+SELECT caio_release(caio_lease_of('priv:t')) AS released;
+RESET search_path;
+RESET ROLE;
+DROP SCHEMA regress_caio_evil CASCADE;
+
+-- Nothing in the extension is granted to PUBLIC.
+SELECT count(*) AS public_grants
+  FROM pg_depend d
+  JOIN pg_class c ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+   AND EXISTS (SELECT 1 FROM aclexplode(c.relacl) a WHERE a.grantee = 0);
+SELECT p.proname
+  FROM pg_depend d
+  JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+   AND (p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a WHERE a.grantee = 0));
+
+DROP OWNED BY regress_caio_app, regress_caio_other, regress_caio_nobody;
+DROP ROLE regress_caio_app, regress_caio_other, regress_caio_nobody;

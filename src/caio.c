@@ -1,0 +1,356 @@
+/*
+ * caio.c
+ *		Module set-up, and the plumbing every other file relies on: where the
+ *		extension's objects live, SPI statements prepared once, the switch to
+ *		the extension owner around them, tokens, and argument checks.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/sequence.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/snapmgr.h"
+
+#include "caio.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+static CaioCatalog catalog;
+static bool catalog_valid = false;
+
+/*
+ * Any relcache invalidation of one of our relations (DROP EXTENSION, VACUUM,
+ * a clock change) or a full reset makes us look the catalog up again; the
+ * lookup is cheap and plans survive it unless an OID really changed.
+ */
+static void
+caio_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
+{
+	if (relid == InvalidOid || relid == catalog.clock)
+		caio_clock_forget();
+	if (relid == InvalidOid || relid == catalog.lease_state ||
+		relid == catalog.clock)
+		catalog_valid = false;
+}
+
+void
+_PG_init(void)
+{
+	CacheRegisterRelcacheCallback(caio_relcache_callback, (Datum) 0);
+	caio_resource_lock_init();
+}
+
+static Oid
+caio_relation(const char *name)
+{
+	Oid			relid = get_relname_relid(name, catalog.schema);
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "caio's relation \"%s\" is missing", name);
+	return relid;
+}
+
+static void
+catalog_load(void)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	Form_pg_extension ext;
+	Oid			old_schema = catalog.schema;
+	Oid			old_lease_state = catalog.lease_state;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("caio"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"caio\" is not installed in this database"),
+				 errhint("Run CREATE EXTENSION caio.")));
+	ext = (Form_pg_extension) GETSTRUCT(tuple);
+	catalog.schema = ext->extnamespace;
+	catalog.owner = ext->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	catalog.lease_state = caio_relation("caio_lease_state");
+	catalog.clock = caio_relation("caio_clock");
+	catalog.token_seq = caio_relation("caio_token_seq");
+
+	if (catalog.schema != old_schema || catalog.lease_state != old_lease_state)
+	{
+		char	   *name = get_namespace_name(catalog.schema);
+
+		catalog.schema_sql = MemoryContextStrdup(TopMemoryContext,
+												 quote_identifier(name));
+		catalog.generation++;
+	}
+}
+
+const CaioCatalog *
+caio_catalog(void)
+{
+	/* A callback during the lookup clears the flag again: then look again. */
+	while (!catalog_valid)
+	{
+		catalog_valid = true;
+		catalog_load();
+	}
+	return &catalog;
+}
+
+static SPIPlanPtr
+caio_plan(CaioPlan *p)
+{
+	const CaioCatalog *cat = caio_catalog();
+	StringInfoData sql;
+	const char *at;
+	const char *mark = "@extschema@";
+
+	if (p->plan != NULL && p->generation == cat->generation)
+		return p->plan;
+
+	if (p->plan != NULL)
+		SPI_freeplan(p->plan);
+	p->plan = NULL;
+
+	initStringInfo(&sql);
+	for (at = p->sql; *at; at++)
+	{
+		if (strncmp(at, mark, strlen(mark)) == 0)
+		{
+			appendStringInfoString(&sql, cat->schema_sql);
+			at += strlen(mark) - 1;
+		}
+		else
+			appendStringInfoChar(&sql, *at);
+	}
+
+	p->plan = SPI_prepare(sql.data, p->nargs, (Oid *) p->argtypes);
+	if (p->plan == NULL)
+		elog(ERROR, "caio could not prepare \"%s\": %s",
+			 sql.data, SPI_result_code_string(SPI_result));
+	SPI_keepplan(p->plan);
+	p->generation = cat->generation;
+	pfree(sql.data);
+	return p->plan;
+}
+
+/*
+ * Callers hold no privileges on caio's tables; the functions act for them as
+ * the extension owner, in a security-restricted context, much as a SECURITY
+ * DEFINER function would, but without losing sight of who called.  An error
+ * anywhere restores the user: transaction abort resets it.
+ */
+void
+caio_spi_begin(CaioSpi *spi)
+{
+	const CaioCatalog *cat = caio_catalog();
+
+	spi->caller = GetUserId();
+	GetUserIdAndSecContext(&spi->saved_user, &spi->saved_context);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	SetUserIdAndSecContext(cat->owner,
+						   spi->saved_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+}
+
+void
+caio_spi_end(CaioSpi *spi)
+{
+	SetUserIdAndSecContext(spi->saved_user, spi->saved_context);
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+}
+
+/*
+ * Run a statement on caio's tables.  They are the authority on leases, so we
+ * read the newest committed state (and our own changes) whatever the isolation
+ * level, as PostgreSQL's own foreign-key checks do under REPEATABLE READ; the
+ * per-resource lock that callers hold keeps that state from moving under us.
+ */
+uint64
+caio_spi_run(CaioPlan *p, Datum *values, const char *nulls, bool read_only)
+{
+	SPIPlanPtr	plan = caio_plan(p);
+	int			rc;
+
+	CommandCounterIncrement();
+	rc = SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
+							  InvalidSnapshot, read_only, true, 0);
+	if (rc < 0)
+		elog(ERROR, "caio statement failed: %s", SPI_result_code_string(rc));
+	return SPI_processed;
+}
+
+Datum
+caio_spi_value(int row, int column, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc,
+						 column, isnull);
+}
+
+/* A text column as a C string that outlives the SPI connection. */
+char *
+caio_spi_text(int row, int column)
+{
+	char	   *value = SPI_getvalue(SPI_tuptable->vals[row],
+									 SPI_tuptable->tupdesc, column);
+	char	   *copy = SPI_palloc(strlen(value) + 1);
+
+	strcpy(copy, value);
+	return copy;
+}
+
+/*
+ * Tokens come from one sequence for all resources.  Callers draw a token only
+ * while they hold the resource's lock and only for a new lease, so a
+ * resource's grants follow token order and renewals keep their token.
+ */
+int64
+caio_token_next(void)
+{
+	return nextval_internal(caio_catalog()->token_seq, false);
+}
+
+/* ----------------------------------------------------------------
+ * Argument checks
+ * ----------------------------------------------------------------
+ */
+
+void
+caio_check_name(const char *value, const char *what)
+{
+	size_t		len = strlen(value);
+
+	if (len == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be empty", what)));
+	if (len > CAIO_NAME_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s is too long", what),
+				 errdetail("A %s is at most %d bytes; this one is %zu bytes.",
+						   what, CAIO_NAME_MAX_BYTES, len)));
+}
+
+/* A resource or holder name: not NULL, 1 to 255 bytes. */
+char *
+caio_arg_name(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	char	   *value;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be null", what)));
+	value = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	caio_check_name(value, what);
+	return value;
+}
+
+/* An interval's length with months counted as 30 days, as comparisons do. */
+static double
+interval_usecs(const Interval *span)
+{
+	return (double) span->month * DAYS_PER_MONTH * USECS_PER_DAY +
+		(double) span->day * USECS_PER_DAY + (double) span->time;
+}
+
+static char *
+interval_text(Interval *span)
+{
+	return DatumGetCString(DirectFunctionCall1(interval_out,
+											   IntervalPGetDatum(span)));
+}
+
+Interval *
+caio_arg_ttl(FunctionCallInfo fcinfo, int argno)
+{
+	Interval   *ttl;
+	double		usecs;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ttl must not be null")));
+	ttl = PG_GETARG_INTERVAL_P(argno);
+	usecs = interval_usecs(ttl);
+	if (usecs <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ttl must be positive"),
+				 errdetail("The ttl given was %s.", interval_text(ttl))));
+	if (usecs > (double) CAIO_TTL_MAX_DAYS * USECS_PER_DAY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ttl must be at most %d days", CAIO_TTL_MAX_DAYS),
+				 errdetail("The ttl given was %s.", interval_text(ttl)),
+				 errhint("Hold a lease for a shorter time and renew it.")));
+	return ttl;
+}
+
+/* `wait` is a real duration, whatever the test clock says. */
+int64
+caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno)
+{
+	Interval   *wait;
+	double		usecs;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait must not be null"),
+				 errhint("Pass interval '0' to try once without waiting.")));
+	wait = PG_GETARG_INTERVAL_P(argno);
+	usecs = interval_usecs(wait);
+	if (usecs < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait must not be negative"),
+				 errdetail("The wait given was %s.", interval_text(wait))));
+	if (usecs > (double) CAIO_WAIT_MAX_DAYS * USECS_PER_DAY)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("wait must be at most %d day", CAIO_WAIT_MAX_DAYS),
+				 errdetail("The wait given was %s.", interval_text(wait))));
+	return (int64) usecs;
+}
+
+/* now + ttl, refused when the calendar makes it no later than now. */
+TimestampTz
+caio_expiry(TimestampTz now, Interval *ttl)
+{
+	TimestampTz expires_at;
+
+	expires_at = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
+														 TimestampTzGetDatum(now),
+														 IntervalPGetDatum(ttl)));
+	if (expires_at <= now)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ttl must be positive"),
+				 errdetail("The ttl given was %s, which ends no later than it starts.",
+						   interval_text(ttl))));
+	return expires_at;
+}

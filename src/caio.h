@@ -1,0 +1,125 @@
+/*
+ * caio.h
+ *		What every caio source file shares: its SQLSTATEs, the guards that keep
+ *		the code honest for PostgreSQL 13 to 17, and the small helpers that
+ *		stand between SQL-callable functions and caio's internal tables.
+ */
+#ifndef CAIO_H
+#define CAIO_H
+
+#include "fmgr.h"
+#include "executor/spi.h"
+#include "utils/timestamp.h"
+
+#if PG_VERSION_NUM < 130000
+#error "caio requires PostgreSQL 13 or later"
+#endif
+
+/* ----------------------------------------------------------------
+ * Version guards: every difference between supported majors lives here.
+ * ----------------------------------------------------------------
+ */
+#if PG_VERSION_NUM >= 170000
+#include "storage/procnumber.h"
+#define CAIO_PROC_OF_VXID(vxid)	ProcNumberGetProc((vxid).procNumber)
+#else
+#include "storage/sinvaladt.h"
+#define CAIO_PROC_OF_VXID(vxid)	BackendIdGetProc((vxid).backendId)
+#endif
+
+/* ----------------------------------------------------------------
+ * caio's own SQLSTATEs (class LK: "lease"), defined once.
+ * ----------------------------------------------------------------
+ */
+#define ERRCODE_CAIO_FENCING			MAKE_SQLSTATE('L','K','0','0','1')
+#define ERRCODE_CAIO_VERSION_CONFLICT	MAKE_SQLSTATE('L','K','0','0','2')
+#define ERRCODE_CAIO_FENCING_MISSING	MAKE_SQLSTATE('L','K','0','0','3')
+
+/* Limits that the contract puts on arguments. */
+#define CAIO_NAME_MAX_BYTES		255
+#define CAIO_TTL_MAX_DAYS		366
+#define CAIO_WAIT_MAX_DAYS		1
+
+/* ----------------------------------------------------------------
+ * caio.c: the extension's catalog, SPI plans, the switch to the owner
+ * ----------------------------------------------------------------
+ */
+
+/* Where this database keeps caio's objects; reloaded after invalidation. */
+typedef struct CaioCatalog
+{
+	Oid			schema;
+	Oid			owner;			/* owner of the extension and its tables */
+	Oid			lease_state;
+	Oid			clock;
+	Oid			token_seq;
+	uint32		generation;		/* bumped whenever an OID above changes */
+	const char *schema_sql;		/* quoted schema name, for SQL text */
+} CaioCatalog;
+
+extern const CaioCatalog *caio_catalog(void);
+
+/*
+ * An SPI statement prepared on first use and kept for the backend's life.
+ * The SQL names caio's schema as @extschema@ and qualifies every operator,
+ * because it runs as the extension owner under the caller's search_path.
+ */
+typedef struct CaioPlan
+{
+	const char *sql;
+	int			nargs;
+	const Oid  *argtypes;
+	SPIPlanPtr	plan;
+	uint32		generation;
+} CaioPlan;
+
+#define CAIO_PLAN(sql_text, types) \
+	{ (sql_text), lengthof(types), (types), NULL, 0 }
+#define CAIO_PLAN_NO_ARGS(sql_text) \
+	{ (sql_text), 0, NULL, NULL, 0 }
+
+/* An SPI connection that runs as the extension owner until caio_spi_end. */
+typedef struct CaioSpi
+{
+	Oid			caller;			/* the role that called the SQL function */
+	Oid			saved_user;
+	int			saved_context;
+} CaioSpi;
+
+extern void caio_spi_begin(CaioSpi *spi);
+extern void caio_spi_end(CaioSpi *spi);
+extern uint64 caio_spi_run(CaioPlan *plan, Datum *values, const char *nulls,
+						   bool read_only);
+extern Datum caio_spi_value(int row, int column, bool *isnull);
+extern char *caio_spi_text(int row, int column);
+
+extern int64 caio_token_next(void);
+
+/* Argument checks shared by every SQL-callable function. */
+extern char *caio_arg_name(FunctionCallInfo fcinfo, int argno, const char *what);
+extern Interval *caio_arg_ttl(FunctionCallInfo fcinfo, int argno);
+extern int64 caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno);
+extern TimestampTz caio_expiry(TimestampTz now, Interval *ttl);
+extern void caio_check_name(const char *value, const char *what);
+
+/* ----------------------------------------------------------------
+ * clock.c: the time every caio function reads
+ * ----------------------------------------------------------------
+ */
+extern TimestampTz caio_clock_now(bool *frozen);
+extern void caio_clock_forget(void);
+
+/* ----------------------------------------------------------------
+ * resource_lock.c: per-resource locks, and waking those who wait
+ * ----------------------------------------------------------------
+ */
+extern uint64 caio_resource_key(const char *resource);
+extern bool caio_resource_trylock(uint64 key);
+extern void caio_resource_lock(uint64 key);
+extern void caio_resource_unlock(uint64 key);
+extern void caio_waiter_enter(uint64 key);
+extern void caio_waiter_leave(uint64 key);
+extern void caio_wake_all_waiters_at_end(void);
+extern void caio_resource_lock_init(void);
+
+#endif							/* CAIO_H */

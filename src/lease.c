@@ -1,0 +1,464 @@
+/*
+ * lease.c
+ *		Leases: locks that expire, each with a fencing token.
+ *
+ * A resource's row in caio_lease_state holds its newest lease, live or not.
+ * Everything that changes the row first takes the resource's lock (see
+ * resource_lock.c), so reading the row, deciding in C and writing it back is
+ * one step as far as every other caio session can tell.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "utils/acl.h"
+#include "utils/builtins.h"
+#include "utils/wait_event.h"
+
+#include "caio.h"
+
+PG_FUNCTION_INFO_V1(caio_acquire);
+PG_FUNCTION_INFO_V1(caio_renew);
+PG_FUNCTION_INFO_V1(caio_release);
+PG_FUNCTION_INFO_V1(caio_lease_of);
+
+/* The columns of caio_lease, in order. */
+enum
+{
+	LEASE_RESOURCE = 1,
+	LEASE_HOLDER,
+	LEASE_TOKEN,
+	LEASE_ACQUIRED_AT,
+	LEASE_EXPIRES_AT,
+	LEASE_NATTS = LEASE_EXPIRES_AT
+};
+
+typedef struct Lease
+{
+	char	   *resource;
+	char	   *holder;
+	Oid			holder_role;
+	int64		token;
+	TimestampTz acquired_at;
+	TimestampTz expires_at;
+	bool		released;
+} Lease;
+
+static const Oid lookup_args[] = {TEXTOID};
+static CaioPlan lookup_plan = CAIO_PLAN(
+	"SELECT holder, holder_role, token, acquired_at, expires_at,"
+	"       released_at IS NOT NULL"
+	"  FROM @extschema@.caio_lease_state"
+	" WHERE resource OPERATOR(pg_catalog.=) $1", lookup_args);
+
+static const Oid grant_args[] = {TEXTOID, TEXTOID, REGROLEOID, INT8OID,
+TIMESTAMPTZOID, TIMESTAMPTZOID};
+static CaioPlan insert_plan = CAIO_PLAN(
+	"INSERT INTO @extschema@.caio_lease_state"
+	"       (resource, holder, holder_role, token, acquired_at, expires_at)"
+	" VALUES ($1, $2, $3, $4, $5, $6)", grant_args);
+static CaioPlan takeover_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_lease_state"
+	"   SET holder = $2, holder_role = $3, token = $4,"
+	"       acquired_at = $5, expires_at = $6, released_at = NULL"
+	" WHERE resource OPERATOR(pg_catalog.=) $1", grant_args);
+
+static const Oid extend_args[] = {TEXTOID, TIMESTAMPTZOID};
+static CaioPlan extend_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_lease_state SET expires_at = $2"
+	" WHERE resource OPERATOR(pg_catalog.=) $1", extend_args);
+
+/* renew and release touch the row only if it still is this lease. */
+static const Oid held_args[] = {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID,
+TIMESTAMPTZOID};
+static CaioPlan renew_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_lease_state SET expires_at = $4"
+	" WHERE resource OPERATOR(pg_catalog.=) $1"
+	"   AND holder OPERATOR(pg_catalog.=) $2"
+	"   AND token OPERATOR(pg_catalog.=) $3"
+	"   AND released_at IS NULL"
+	"   AND expires_at OPERATOR(pg_catalog.>) $5"
+	" RETURNING holder_role, acquired_at", held_args);
+static const Oid release_args[] = {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID};
+static CaioPlan release_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_lease_state SET released_at = $4"
+	" WHERE resource OPERATOR(pg_catalog.=) $1"
+	"   AND holder OPERATOR(pg_catalog.=) $2"
+	"   AND token OPERATOR(pg_catalog.=) $3"
+	"   AND released_at IS NULL"
+	" RETURNING holder_role, expires_at", release_args);
+
+/* ----------------------------------------------------------------
+ * Conversions between SQL values and Lease
+ * ----------------------------------------------------------------
+ */
+
+/* renew, release and use identify a lease by (resource, holder, token) alone. */
+static void
+lease_from_arg(FunctionCallInfo fcinfo, int argno, Lease *lease)
+{
+	HeapTupleHeader row;
+	bool		null_resource,
+				null_holder,
+				null_token;
+	Datum		resource,
+				holder,
+				token;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease must not be null")));
+	row = PG_GETARG_HEAPTUPLEHEADER(argno);
+	resource = GetAttributeByNum(row, LEASE_RESOURCE, &null_resource);
+	holder = GetAttributeByNum(row, LEASE_HOLDER, &null_holder);
+	token = GetAttributeByNum(row, LEASE_TOKEN, &null_token);
+	if (null_resource || null_holder || null_token)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease must name a resource, a holder and a token"),
+				 errhint("Pass the lease that caio_acquire() returned.")));
+
+	memset(lease, 0, sizeof(*lease));
+	lease->resource = TextDatumGetCString(resource);
+	lease->holder = TextDatumGetCString(holder);
+	lease->token = DatumGetInt64(token);
+	caio_check_name(lease->resource, "resource");
+	caio_check_name(lease->holder, "holder");
+	if (lease->token <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("lease token must be positive"),
+				 errdetail("The token given was " INT64_FORMAT ".", lease->token)));
+}
+
+static Datum
+lease_to_datum(FunctionCallInfo fcinfo, const Lease *lease)
+{
+	TupleDesc	tupdesc;
+	Datum		values[LEASE_NATTS];
+	bool		nulls[LEASE_NATTS] = {false};
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "caio_lease is not a composite type");
+	tupdesc = BlessTupleDesc(tupdesc);
+
+	values[LEASE_RESOURCE - 1] = CStringGetTextDatum(lease->resource);
+	values[LEASE_HOLDER - 1] = CStringGetTextDatum(lease->holder);
+	values[LEASE_TOKEN - 1] = Int64GetDatum(lease->token);
+	values[LEASE_ACQUIRED_AT - 1] = TimestampTzGetDatum(lease->acquired_at);
+	values[LEASE_EXPIRES_AT - 1] = TimestampTzGetDatum(lease->expires_at);
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+/* Read a resource's row into *lease; false when it has none. */
+static bool
+lease_lookup(const char *resource, Lease *lease)
+{
+	Datum		values[1] = {CStringGetTextDatum(resource)};
+	bool		isnull;
+
+	if (caio_spi_run(&lookup_plan, values, NULL, true) == 0)
+		return false;
+
+	lease->resource = (char *) resource;
+	lease->holder = caio_spi_text(0, 1);
+	lease->holder_role = DatumGetObjectId(caio_spi_value(0, 2, &isnull));
+	lease->token = DatumGetInt64(caio_spi_value(0, 3, &isnull));
+	lease->acquired_at = DatumGetTimestampTz(caio_spi_value(0, 4, &isnull));
+	lease->expires_at = DatumGetTimestampTz(caio_spi_value(0, 5, &isnull));
+	lease->released = DatumGetBool(caio_spi_value(0, 6, &isnull));
+	return true;
+}
+
+static bool
+lease_is_live(const Lease *lease, TimestampTz now)
+{
+	return !lease->released && lease->expires_at > now;
+}
+
+/* Only the role that holds a lease (or one with its privileges) may touch it. */
+static void
+lease_check_owner(const Lease *lease, Oid caller, const char *action)
+{
+	char	   *role_name;
+
+	if (has_privs_of_role(caller, lease->holder_role))
+		return;
+	role_name = GetUserNameFromId(lease->holder_role, true);
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to %s the lease on resource \"%s\"",
+					action, lease->resource),
+			 errdetail("The lease is held by role \"%s\".",
+					   role_name ? role_name : "(dropped)"),
+			 errhint("Only the role that acquired a lease, or a superuser, can %s it.",
+					 action)));
+}
+
+/* ----------------------------------------------------------------
+ * Acquire
+ * ----------------------------------------------------------------
+ */
+
+typedef struct AcquireRequest
+{
+	char	   *resource;
+	char	   *holder;
+	Interval   *ttl;
+	uint64		key;
+	Oid			caller;
+} AcquireRequest;
+
+typedef enum AcquireOutcome
+{
+	ACQUIRE_GRANTED,			/* *lease is ours */
+	ACQUIRE_HELD,				/* another holder's lease is live */
+	ACQUIRE_LOCKED				/* another transaction is changing the resource */
+} AcquireOutcome;
+
+static void
+lease_grant(const AcquireRequest *req, bool takeover, TimestampTz now,
+			TimestampTz expires_at, Lease *lease)
+{
+	Datum		values[6];
+
+	lease->resource = req->resource;
+	lease->holder = req->holder;
+	lease->holder_role = req->caller;
+	lease->token = caio_token_next();
+	lease->acquired_at = now;
+	lease->expires_at = expires_at;
+	lease->released = false;
+
+	values[0] = CStringGetTextDatum(lease->resource);
+	values[1] = CStringGetTextDatum(lease->holder);
+	values[2] = ObjectIdGetDatum(lease->holder_role);
+	values[3] = Int64GetDatum(lease->token);
+	values[4] = TimestampTzGetDatum(lease->acquired_at);
+	values[5] = TimestampTzGetDatum(lease->expires_at);
+	caio_spi_run(takeover ? &takeover_plan : &insert_plan, values, NULL, false);
+}
+
+/*
+ * One attempt.  The new token is drawn only after the resource's lock is ours
+ * and only for a new lease, so a resource's grants follow token order.
+ */
+static AcquireOutcome
+lease_try_acquire(const AcquireRequest *req, Lease *lease,
+				  TimestampTz *busy_until)
+{
+	TimestampTz now;
+	TimestampTz expires_at;
+	bool		found;
+
+	if (!caio_resource_trylock(req->key))
+		return ACQUIRE_LOCKED;
+
+	now = caio_clock_now(NULL);
+	expires_at = caio_expiry(now, req->ttl);
+	found = lease_lookup(req->resource, lease);
+
+	if (found && lease_is_live(lease, now))
+	{
+		if (strcmp(lease->holder, req->holder) == 0 &&
+			has_privs_of_role(req->caller, lease->holder_role))
+		{
+			/* The same holder asking again: a retry after a lost reply. */
+			Datum		values[2] = {CStringGetTextDatum(req->resource),
+			TimestampTzGetDatum(expires_at)};
+
+			caio_spi_run(&extend_plan, values, NULL, false);
+			lease->holder = req->holder;
+			lease->expires_at = expires_at;
+			return ACQUIRE_GRANTED;
+		}
+		caio_resource_unlock(req->key);
+		*busy_until = lease->expires_at;
+		return ACQUIRE_HELD;
+	}
+
+	lease_grant(req, found, now, expires_at, lease);
+	return ACQUIRE_GRANTED;
+}
+
+/* How long to sleep: until the deadline, or until the busy lease expires. */
+static long
+acquire_sleep_ms(AcquireOutcome outcome, TimestampTz deadline,
+				 TimestampTz busy_until)
+{
+	bool		frozen;
+	TimestampTz now = caio_clock_now(&frozen);
+	TimestampTz real_now = GetCurrentTimestamp();
+	int64		usecs = deadline - real_now;
+
+	/* A frozen clock moves only by caio_clock_*, which wakes us. */
+	if (outcome == ACQUIRE_HELD && !frozen)
+		usecs = Min(usecs, busy_until - now);
+	return (long) ((Max(usecs, 0) + 999) / 1000);
+}
+
+/*
+ * Try, and while the resource is busy and `wait` lasts, sleep until someone
+ * changes the resource, its lease expires, or the wait ends.  Registering as
+ * a waiter before the second look means no wake-up can fall between a look
+ * and the sleep.
+ */
+static bool
+lease_acquire(const AcquireRequest *req, int64 wait_usecs, Lease *lease)
+{
+	TimestampTz deadline = GetCurrentTimestamp() + wait_usecs;
+	TimestampTz busy_until = 0;
+	bool		waiting = false;
+	AcquireOutcome outcome;
+
+	for (;;)
+	{
+		outcome = lease_try_acquire(req, lease, &busy_until);
+		if (outcome == ACQUIRE_GRANTED || GetCurrentTimestamp() >= deadline)
+			break;
+		if (!waiting)
+		{
+			caio_waiter_enter(req->key);
+			waiting = true;
+			continue;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 acquire_sleep_ms(outcome, deadline, busy_until),
+						 PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+
+	if (waiting)
+		caio_waiter_leave(req->key);
+	return outcome == ACQUIRE_GRANTED;
+}
+
+Datum
+caio_acquire(PG_FUNCTION_ARGS)
+{
+	AcquireRequest req;
+	int64		wait_usecs;
+	CaioSpi		spi;
+	Lease		lease;
+	bool		granted;
+
+	req.resource = caio_arg_name(fcinfo, 0, "resource");
+	req.holder = caio_arg_name(fcinfo, 1, "holder");
+	req.ttl = caio_arg_ttl(fcinfo, 2);
+	wait_usecs = caio_arg_wait_usecs(fcinfo, 3);
+	req.key = caio_resource_key(req.resource);
+
+	caio_spi_begin(&spi);
+	req.caller = spi.caller;
+	granted = lease_acquire(&req, wait_usecs, &lease);
+	caio_spi_end(&spi);
+
+	if (!granted)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(lease_to_datum(fcinfo, &lease));
+}
+
+/* ----------------------------------------------------------------
+ * Renew, release, look up
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * Run renew_plan or release_plan under the resource's lock, which queues
+ * behind a takeover in flight so that we see its outcome.  Returns whether
+ * the row was this lease; fills in holder_role and the returned timestamp.
+ */
+static bool
+lease_update_held(CaioPlan *plan, Lease *lease, TimestampTz set_to,
+				  TimestampTz now, TimestampTz *returned)
+{
+	Datum		values[5];
+	bool		isnull;
+
+	values[0] = CStringGetTextDatum(lease->resource);
+	values[1] = CStringGetTextDatum(lease->holder);
+	values[2] = Int64GetDatum(lease->token);
+	values[3] = TimestampTzGetDatum(set_to);
+	values[4] = TimestampTzGetDatum(now);
+	if (caio_spi_run(plan, values, NULL, false) == 0)
+		return false;
+	lease->holder_role = DatumGetObjectId(caio_spi_value(0, 1, &isnull));
+	*returned = DatumGetTimestampTz(caio_spi_value(0, 2, &isnull));
+	return true;
+}
+
+Datum
+caio_renew(PG_FUNCTION_ARGS)
+{
+	Lease		lease;
+	Interval   *ttl;
+	CaioSpi		spi;
+	TimestampTz now;
+	bool		renewed;
+
+	lease_from_arg(fcinfo, 0, &lease);
+	ttl = caio_arg_ttl(fcinfo, 1);
+
+	caio_spi_begin(&spi);
+	caio_resource_lock(caio_resource_key(lease.resource));
+	now = caio_clock_now(NULL);
+	lease.expires_at = caio_expiry(now, ttl);
+	renewed = lease_update_held(&renew_plan, &lease, lease.expires_at, now,
+								&lease.acquired_at);
+	if (renewed)
+		lease_check_owner(&lease, spi.caller, "renew");
+	caio_spi_end(&spi);
+
+	if (!renewed)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(lease_to_datum(fcinfo, &lease));
+}
+
+/*
+ * A release marks the row released even when the lease had expired, so that
+ * its token stops fencing at once; it returns true only for a live lease.
+ */
+Datum
+caio_release(PG_FUNCTION_ARGS)
+{
+	Lease		lease;
+	CaioSpi		spi;
+	TimestampTz now;
+	bool		matched;
+
+	lease_from_arg(fcinfo, 0, &lease);
+
+	caio_spi_begin(&spi);
+	caio_resource_lock(caio_resource_key(lease.resource));
+	now = caio_clock_now(NULL);
+	matched = lease_update_held(&release_plan, &lease, now, now,
+								&lease.expires_at);
+	if (matched)
+		lease_check_owner(&lease, spi.caller, "release");
+	caio_spi_end(&spi);
+
+	PG_RETURN_BOOL(matched && lease.expires_at > now);
+}
+
+Datum
+caio_lease_of(PG_FUNCTION_ARGS)
+{
+	char	   *resource = caio_arg_name(fcinfo, 0, "resource");
+	CaioSpi		spi;
+	Lease		lease;
+	bool		live;
+
+	caio_spi_begin(&spi);
+	live = lease_lookup(resource, &lease) &&
+		lease_is_live(&lease, caio_clock_now(NULL));
+	caio_spi_end(&spi);
+
+	if (!live)
+		PG_RETURN_NULL();
+	PG_RETURN_DATUM(lease_to_datum(fcinfo, &lease));
+}

@@ -1,0 +1,208 @@
+/*
+ * resource_lock.c
+ *		Per-resource locks that serialise caio's writers, and the wake-up of
+ *		sessions that wait for a resource.
+ *
+ * Every change to a resource's lease (and, later, every fenced write) first
+ * takes a transaction-scoped lock on a hash of the resource name in the
+ * ordinary lock manager.  caio_acquire takes it conditionally, so it never
+ * queues behind another transaction; renew and release queue, so that a renew
+ * racing a takeover learns the takeover's outcome instead of failing early.
+ *
+ * A session that waits for a resource does not poll.  It holds a share lock
+ * on a second tag for the resource (and one for "any resource"), and sleeps
+ * on its latch.  Whoever changes the resource wakes the holders of that tag
+ * once its own locks are gone (at commit or abort, or at once when it lets the
+ * lock go early), using the lock manager's list of conflicting holders.  No
+ * shared memory of our own is needed, so none of this requires preloading.
+ *
+ * The tags live in the advisory lock space with field4 values that
+ * pg_advisory_lock() never uses, so they show in pg_locks as "advisory" with
+ * objsubid 17217 (resource), 17218 (waiter) and 17219 (any-resource waiter).
+ */
+#include "postgres.h"
+
+#include "common/hashfn.h"
+#include "miscadmin.h"
+#include "storage/latch.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
+#include "utils/memutils.h"
+#include "utils/resowner.h"
+
+#include "caio.h"
+
+#define CAIO_TAG_RESOURCE		17217	/* 0x4341, "CA" */
+#define CAIO_TAG_WAITER			17218
+#define CAIO_TAG_ANY_WAITER		17219
+
+/* Resources whose lock this transaction took, whose waiters we wake at end. */
+static uint64 *touched_keys = NULL;
+static int	touched_count = 0;
+static int	touched_size = 0;
+static bool wake_everyone = false;
+
+static MemoryContext wake_context = NULL;
+
+static void
+set_tag(LOCKTAG *tag, uint64 key, uint16 kind)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, (uint32) (key >> 32),
+						 (uint32) key, kind);
+}
+
+uint64
+caio_resource_key(const char *resource)
+{
+	return hash_bytes_extended((const unsigned char *) resource,
+							   (int) strlen(resource), 0);
+}
+
+static void
+remember_touched(uint64 key)
+{
+	for (int i = 0; i < touched_count; i++)
+		if (touched_keys[i] == key)
+			return;
+	if (touched_count == touched_size)
+	{
+		int			size = Max(16, touched_size * 2);
+
+		touched_keys = touched_keys == NULL
+			? MemoryContextAlloc(TopMemoryContext, size * sizeof(uint64))
+			: repalloc(touched_keys, size * sizeof(uint64));
+		touched_size = size;
+	}
+	touched_keys[touched_count++] = key;
+}
+
+bool
+caio_resource_trylock(uint64 key)
+{
+	LOCKTAG		tag;
+
+	set_tag(&tag, key, CAIO_TAG_RESOURCE);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return false;
+	remember_touched(key);
+	return true;
+}
+
+void
+caio_resource_lock(uint64 key)
+{
+	LOCKTAG		tag;
+
+	set_tag(&tag, key, CAIO_TAG_RESOURCE);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	remember_touched(key);
+}
+
+/* Set the latch of every session holding a (waiter) lock on this tag. */
+static void
+wake_holders(const LOCKTAG *tag)
+{
+	MemoryContext old = MemoryContextSwitchTo(wake_context);
+	int			count;
+	VirtualTransactionId *holders = GetLockConflicts(tag, ExclusiveLock, &count);
+
+	for (int i = 0; i < count; i++)
+	{
+		PGPROC	   *proc = CAIO_PROC_OF_VXID(holders[i]);
+
+		if (proc != NULL)
+			SetLatch(&proc->procLatch);
+	}
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(wake_context);
+}
+
+static void
+wake_waiters(uint64 key)
+{
+	LOCKTAG		tag;
+
+	set_tag(&tag, key, CAIO_TAG_WAITER);
+	wake_holders(&tag);
+}
+
+/*
+ * Let go of a lock taken in this transaction that turned out not to be needed
+ * (the resource was busy).  Someone may have found it taken meanwhile.
+ */
+void
+caio_resource_unlock(uint64 key)
+{
+	LOCKTAG		tag;
+
+	set_tag(&tag, key, CAIO_TAG_RESOURCE);
+	LockRelease(&tag, ExclusiveLock, false);
+	wake_waiters(key);
+}
+
+void
+caio_waiter_enter(uint64 key)
+{
+	LOCKTAG		tag;
+
+	/* Share locks on waiter tags never conflict: nobody takes them stronger. */
+	set_tag(&tag, key, CAIO_TAG_WAITER);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+	set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
+	(void) LockAcquire(&tag, ShareLock, false, false);
+}
+
+void
+caio_waiter_leave(uint64 key)
+{
+	LOCKTAG		tag;
+
+	set_tag(&tag, key, CAIO_TAG_WAITER);
+	LockRelease(&tag, ShareLock, false);
+	set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
+	LockRelease(&tag, ShareLock, false);
+}
+
+void
+caio_wake_all_waiters_at_end(void)
+{
+	wake_everyone = true;
+}
+
+/*
+ * After a transaction's (or an aborted subtransaction's) locks are released,
+ * wake whoever waits for the resources it touched.  A sub-commit hands its
+ * locks to the parent, so there is nothing to do yet.  Waking too often is
+ * harmless: a waiter that finds nothing changed sleeps again.
+ */
+static void
+caio_release_callback(ResourceReleasePhase phase, bool isCommit,
+					  bool isTopLevel, void *arg pg_attribute_unused())
+{
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || (isCommit && !isTopLevel))
+		return;
+
+	for (int i = 0; i < touched_count; i++)
+		wake_waiters(touched_keys[i]);
+	if (wake_everyone)
+	{
+		LOCKTAG		tag;
+
+		set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
+		wake_holders(&tag);
+	}
+
+	if (isTopLevel)
+	{
+		touched_count = 0;
+		wake_everyone = false;
+	}
+}
+
+void
+caio_resource_lock_init(void)
+{
+	wake_context = AllocSetContextCreate(TopMemoryContext, "caio wake-ups",
+										 ALLOCSET_SMALL_SIZES);
+	RegisterResourceReleaseCallback(caio_release_callback, NULL);
+}
