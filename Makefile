@@ -43,7 +43,7 @@ sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 META.json: META.json.in $(EXTENSION).control
 	sed 's/@EXTVERSION@/$(EXTVERSION)/g' $< > $@.tmp && mv $@.tmp $@
 
-.PHONY: isolation-db test demo bench
+.PHONY: isolation-db
 isolation-db:
 	psql -X -q -v ON_ERROR_STOP=1 -d postgres \
 	  -c 'DROP DATABASE IF EXISTS $(ISOLATION_TESTDB)' \
@@ -51,7 +51,3 @@ isolation-db:
 	psql -X -q -v ON_ERROR_STOP=1 -d $(ISOLATION_TESTDB) \
 	  -c 'CREATE EXTENSION caio' -f test/isolation/see_caio_waits.sql
 
-test:
-	test/check.sh
-demo:
-	test/demo.sh

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# The test command.  On a fresh Debian machine: installs what caio needs,
+# builds and installs it, starts a throwaway PostgreSQL 15 cluster with
+# pg_virtualenv, and runs every suite in it (test/suites.sh).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+test/setup.sh
+pg_virtualenv -v 15 test/suites.sh

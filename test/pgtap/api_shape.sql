@@ -1,0 +1,103 @@
+-- The API's shape, as the contract in DESIGN.md names it: types, functions
+-- with their argument names, defaults and results, the view, and privileges.
+BEGIN;
+SELECT plan(48);
+
+SELECT has_extension('caio', 'the extension is installed');
+SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
+          'caio is not relocatable (its functions name its schema)');
+
+-- caio_lease
+SELECT has_composite('caio_lease', 'caio_lease is a composite type');
+SELECT results_eq(
+    $$SELECT attname::text COLLATE "C", format_type(atttypid, atttypmod) COLLATE "C"
+        FROM pg_attribute
+       WHERE attrelid = (SELECT typrelid FROM pg_type WHERE typname = 'caio_lease')
+         AND attnum > 0 AND NOT attisdropped ORDER BY attnum$$,
+    $$VALUES ('resource' COLLATE "C", 'text' COLLATE "C"), ('holder', 'text'), ('token', 'bigint'),
+             ('acquired_at', 'timestamp with time zone'),
+             ('expires_at', 'timestamp with time zone')$$,
+    'caio_lease has the contract''s columns, in order');
+
+-- Functions, their results and argument names
+SELECT has_function('caio_acquire', ARRAY['text', 'text', 'interval', 'interval']);
+SELECT function_returns('caio_acquire', ARRAY['text', 'text', 'interval', 'interval'], 'caio_lease');
+SELECT has_function('caio_renew', ARRAY['caio_lease', 'interval']);
+SELECT function_returns('caio_renew', ARRAY['caio_lease', 'interval'], 'caio_lease');
+SELECT has_function('caio_release', ARRAY['caio_lease']);
+SELECT function_returns('caio_release', ARRAY['caio_lease'], 'boolean');
+SELECT has_function('caio_lease_of', ARRAY['text']);
+SELECT function_returns('caio_lease_of', ARRAY['text'], 'caio_lease');
+SELECT has_function('caio_now', ARRAY[]::name[]);
+SELECT function_returns('caio_now', ARRAY[]::name[], 'timestamp with time zone');
+SELECT has_function('caio_clock_set', ARRAY['timestamp with time zone']);
+SELECT has_function('caio_clock_advance', ARRAY['interval']);
+SELECT has_function('caio_clock_reset', ARRAY[]::name[]);
+
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_acquire(text, text, interval, interval)'::regprocedure),
+          ARRAY['resource', 'holder', 'ttl', 'wait'], 'caio_acquire takes (resource, holder, ttl, wait)');
+SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc WHERE oid = 'caio_acquire(text, text, interval, interval)'::regprocedure),
+          '''00:00:00''::interval', 'wait defaults to 0: try once');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_renew(caio_lease, interval)'::regprocedure),
+          ARRAY['lease', 'ttl'], 'caio_renew takes (lease, ttl)');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_release(caio_lease)'::regprocedure),
+          ARRAY['lease'], 'caio_release takes (lease)');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_lease_of(text)'::regprocedure),
+          ARRAY['resource'], 'caio_lease_of takes (resource)');
+
+-- Named arguments work as the contract names them.
+SELECT isnt((SELECT token FROM caio_acquire(resource => 'tap:named', holder => 'tap', ttl => '1 minute', wait => '0')),
+            NULL, 'caio_acquire accepts named arguments');
+
+-- Nothing caio writes is STRICT (NULL is refused with an error, never
+-- silently mistaken for "busy"), and everything that writes is VOLATILE.
+SELECT isnt_strict('caio_acquire', ARRAY['text', 'text', 'interval', 'interval']);
+SELECT isnt_strict('caio_renew', ARRAY['caio_lease', 'interval']);
+SELECT isnt_strict('caio_release', ARRAY['caio_lease']);
+SELECT isnt_strict('caio_lease_of', ARRAY['text']);
+SELECT volatility_is('caio_acquire', ARRAY['text', 'text', 'interval', 'interval'], 'volatile');
+SELECT volatility_is('caio_renew', ARRAY['caio_lease', 'interval'], 'volatile');
+SELECT volatility_is('caio_release', ARRAY['caio_lease'], 'volatile');
+SELECT volatility_is('caio_now', ARRAY[]::name[], 'volatile');
+
+-- The view
+SELECT has_view('caio_leases');
+SELECT columns_are('caio_leases', ARRAY['resource', 'holder', 'token', 'acquired_at', 'expires_at']);
+
+-- Every object is named caio_ and belongs to the extension.
+SELECT is((SELECT count(*)::int
+             FROM pg_depend d
+             LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+             LEFT JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid
+             LEFT JOIN pg_type t ON d.classid = 'pg_type'::regclass AND t.oid = d.objid
+            WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
+              AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+              AND coalesce(p.proname, c.relname, t.typname) NOT LIKE 'caio\_%'),
+          0, 'every object of the extension is prefixed caio_');
+
+-- Privileges: nothing for PUBLIC.
+SELECT function_privs_are('caio_acquire', ARRAY['text', 'text', 'interval', 'interval'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_renew', ARRAY['caio_lease', 'interval'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_release', ARRAY['caio_lease'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_lease_of', ARRAY['text'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_now', ARRAY[]::name[], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_clock_set', ARRAY['timestamp with time zone'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_clock_advance', ARRAY['interval'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_clock_reset', ARRAY[]::name[], 'public', ARRAY[]::text[]);
+SELECT table_privs_are('caio_lease_state', 'public', ARRAY[]::text[]);
+SELECT table_privs_are('caio_clock', 'public', ARRAY[]::text[]);
+SELECT table_privs_are('caio_leases', 'public', ARRAY[]::text[]);
+SELECT sequence_privs_are('caio_token_seq', 'public', ARRAY[]::text[]);
+SELECT ok(NOT has_type_privilege('public', 'caio_lease', 'USAGE'), 'PUBLIC has no USAGE on caio_lease');
+
+-- Any SECURITY DEFINER function pins search_path.
+SELECT is((SELECT count(*)::int
+             FROM pg_depend d JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
+            WHERE d.refclassid = 'pg_extension'::regclass
+              AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+              AND p.prosecdef
+              AND NOT EXISTS (SELECT FROM unnest(p.proconfig) c WHERE c LIKE 'search\_path=%')),
+          0, 'every SECURITY DEFINER function of caio sets search_path');
+
+SELECT * FROM finish();
+ROLLBACK;

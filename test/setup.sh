@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Prepares a Debian machine for caio and builds it: installs the packages it
+# needs (apt-get update once, only when something is missing), builds with
+# -Wall -Wextra -Werror, and installs the extension into PostgreSQL 15.
+# Run as root, or as a user who may sudo.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+PACKAGES="make gcc postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
+          libtap-parser-sourcehandler-pgtap-perl"
+
+as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
+
+missing=""
+for package in $PACKAGES; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+        || missing="$missing $package"
+done
+if [ -n "$missing" ]; then
+    echo "== installing:$missing"
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends $missing >/dev/null
+fi
+
+echo "== building caio"
+make -s PG_CONFIG="$PG_CONFIG"
+as_root make -s PG_CONFIG="$PG_CONFIG" install >/dev/null

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Runs every suite against the server that the PG* variables point at
+# (test/check.sh starts a throwaway one): pg_regress and isolation specs,
+# pgTAP through pg_prove, and the pgbench stress run with its invariant check.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export PGOPTIONS="-c client_min_messages=warning"
+PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+
+# fresh_db NAME EXTENSION...: a new database with those extensions.
+fresh_db() {
+    local db=$1; shift
+    psql -X -q -v ON_ERROR_STOP=1 -d postgres \
+        -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+    for extension in "$@"; do
+        psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION $extension"
+    done
+}
+
+echo "== regression and isolation suites"
+if ! make -s PG_CONFIG="$PG_CONFIG" installcheck; then
+    cat regression.diffs output_iso/regression.diffs 2>/dev/null || true
+    exit 1
+fi
+
+echo "== pgTAP suites"
+fresh_db caio_tap pgtap caio
+pg_prove -d caio_tap test/pgtap/*.sql
+
+echo "== lease stress (pgbench)"
+fresh_db caio_stress caio
+PGDATABASE=caio_stress test/stress/run.sh
+
+echo "== all suites passed"
