@@ -6,7 +6,8 @@ PG_CONFIG  ?= pg_config
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big  = caio
-OBJS        = src/caio.o src/clock.o src/lease.o src/resource_lock.o
+OBJS        = src/caio.o src/clock.o src/lease.o src/resource_lock.o \
+              src/fencing.o src/versioned.o
 HEADERS     = src/caio.h
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
@@ -20,13 +21,14 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
-REGRESS      = clock lease lease_errors privileges reinstall
+REGRESS      = clock lease lease_errors fencing fencing_errors versioned privileges reinstall
 REGRESS_OPTS = --load-extension=caio
 
 # Isolation specs: test/isolation/specs/<name>.spec, expected output in
 # test/isolation/expected.  Their database is made by isolation-db (below)
 # so that isolationtester can see caio's latch waits.
-ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover clock_shared
+ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover clock_shared \
+                 fence_paused_holder fence_holds_takeover fence_behind_takeover versioned_race
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
 

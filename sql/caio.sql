@@ -107,6 +107,40 @@ CREATE VIEW caio_leases AS
        AND expires_at > (SELECT caio_now());
 
 ------------------------------------------------------------------------------
+-- Fencing where the data lives
+------------------------------------------------------------------------------
+
+-- From now on every INSERT, UPDATE and DELETE on tbl must name the newest
+-- token of the row's resource (resource_prefix || resource_column): in
+-- token_column, or with caio_use().  Installs the trigger caio_fence; run it
+-- again to change the columns, DROP TRIGGER caio_fence ON tbl to stop.
+CREATE FUNCTION caio_protect(tbl regclass, token_column name,
+                             resource_column name, resource_prefix text DEFAULT '')
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'caio_protect'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Name a lease for the rest of the transaction: checked at once, it covers
+-- the writes to its resource's rows and fills their token column in.
+CREATE FUNCTION caio_use(lease caio_lease) RETURNS caio_lease
+    AS 'MODULE_PATHNAME', 'caio_use'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Optimistic concurrency: an UPDATE on tbl must set version_column to the
+-- row's version + 1.  Installs the trigger caio_version.
+CREATE FUNCTION caio_versioned(tbl regclass, version_column name) RETURNS void
+    AS 'MODULE_PATHNAME', 'caio_versioned'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The triggers the two functions above install.
+CREATE FUNCTION caio_fence_trigger() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'caio_fence_trigger'
+    LANGUAGE C;
+CREATE FUNCTION caio_version_trigger() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'caio_version_trigger'
+    LANGUAGE C;
+
+------------------------------------------------------------------------------
 -- Privileges: nothing for PUBLIC.
 ------------------------------------------------------------------------------
 
@@ -121,5 +155,10 @@ REVOKE ALL ON FUNCTION
     caio_acquire(text, text, interval, interval),
     caio_renew(caio_lease, interval),
     caio_release(caio_lease),
-    caio_lease_of(text)
+    caio_lease_of(text),
+    caio_protect(regclass, name, name, text),
+    caio_use(caio_lease),
+    caio_versioned(regclass, name),
+    caio_fence_trigger(),
+    caio_version_trigger()
   FROM PUBLIC;

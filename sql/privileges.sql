@@ -15,7 +15,8 @@ GRANT EXECUTE ON FUNCTION
     caio_acquire(text, text, interval, interval),
     caio_renew(caio_lease, interval),
     caio_release(caio_lease),
-    caio_lease_of(text)
+    caio_lease_of(text),
+    caio_use(caio_lease)
   TO regress_caio_app, regress_caio_other;
 GRANT SELECT ON caio_leases TO regress_caio_app, regress_caio_other;
 
@@ -80,6 +81,29 @@ SELECT token = :app_token AS renewed_by_member
   FROM caio_renew(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease, '1 minute');
 RESET ROLE;
 REVOKE regress_caio_app FROM regress_caio_other;
+
+-- The application role writes to a protected table it does not own; the
+-- fence reads caio's tables for it, without it having any right to them.
+CREATE TABLE regress_sends (wallet text PRIMARY KEY, amount int, fence_token bigint);
+SELECT caio_protect('regress_sends', 'fence_token', 'wallet', 'send:');
+GRANT SELECT, INSERT, UPDATE, DELETE ON regress_sends TO regress_caio_app;
+SET ROLE regress_caio_app;
+SELECT token AS send_token FROM caio_acquire('send:0x1', 'app-1', '1 minute') \gset
+INSERT INTO regress_sends VALUES ('0x1', 5, :send_token);
+BEGIN;
+SELECT caio_use(caio_lease_of('send:0x1')) IS NOT NULL AS used;
+UPDATE regress_sends SET amount = 6 RETURNING amount, fence_token = :send_token AS under_its_token;
+COMMIT;
+UPDATE regress_sends SET amount = 7;
+\echo :LAST_ERROR_SQLSTATE
+-- ... and cannot protect or unprotect a table it does not own.
+SELECT caio_protect('regress_sends', 'fence_token', 'wallet', 'other:');
+\echo :LAST_ERROR_SQLSTATE
+DROP TRIGGER caio_fence ON regress_sends;
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_release(caio_lease_of('send:0x1'));
+RESET ROLE;
+DROP TABLE regress_sends;
 
 -- A superuser may release anyone's lease.
 SELECT caio_release(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease) AS released_by_superuser;

@@ -10,8 +10,16 @@
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
+#include "utils/acl.h"
+#include "utils/rel.h"
 #include "commands/sequence.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -51,6 +59,7 @@ _PG_init(void)
 {
 	CacheRegisterRelcacheCallback(caio_relcache_callback, (Datum) 0);
 	caio_resource_lock_init();
+	caio_fencing_init();
 }
 
 static Oid
@@ -353,4 +362,132 @@ caio_expiry(TimestampTz now, Interval *ttl)
 				 errdetail("The ttl given was %s, which ends no later than it starts.",
 						   interval_text(ttl))));
 	return expires_at;
+}
+
+/* ----------------------------------------------------------------
+ * Tables that caio guards with its triggers
+ * ----------------------------------------------------------------
+ */
+
+/* Open the table an argument names, for its owner only. */
+Relation
+caio_table_open(FunctionCallInfo fcinfo, int argno)
+{
+	Oid			relid;
+	Relation	rel;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("tbl must not be null")));
+	relid = PG_GETARG_OID(argno);
+	rel = table_open(relid, ShareRowExclusiveLock);
+	if (rel->rd_rel->relkind != RELKIND_RELATION &&
+		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		ereport(ERROR,
+				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
+				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel)),
+				 errdetail("caio guards ordinary and partitioned tables only.")));
+	if (!caio_rel_ownercheck(relid, GetUserId()))
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
+					   RelationGetRelationName(rel));
+	return rel;
+}
+
+/*
+ * A column named by an argument, checked against the table (never pasted
+ * into SQL): it must exist, be a plain stored column, and have one of the
+ * given types (any type when ntypes is 0).
+ */
+AttrNumber
+caio_table_column(Relation rel, FunctionCallInfo fcinfo, int argno,
+				  const char *what, const Oid *types, int ntypes)
+{
+	const char *column;
+	AttrNumber	attnum;
+	Form_pg_attribute attr;
+	StringInfoData allowed;
+
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be null", what)));
+	column = NameStr(*PG_GETARG_NAME(argno));
+	attnum = get_attnum(RelationGetRelid(rel), column);
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of relation \"%s\" does not exist",
+						column, RelationGetRelationName(rel)),
+				 errdetail("It was given as the %s.", what)));
+	attr = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+	if (attr->attgenerated)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column \"%s\" of relation \"%s\" is a generated column",
+						column, RelationGetRelationName(rel)),
+				 errdetail("caio reads and sets the %s before generated columns are computed.",
+						   what)));
+	if (ntypes == 0)
+		return attnum;
+	for (int i = 0; i < ntypes; i++)
+		if (attr->atttypid == types[i])
+			return attnum;
+
+	initStringInfo(&allowed);
+	for (int i = 0; i < ntypes; i++)
+		appendStringInfo(&allowed, "%s%s",
+						 i == 0 ? "" : i == ntypes - 1 ? " or " : ", ",
+						 format_type_be(types[i]));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("column \"%s\" of relation \"%s\" cannot be the %s",
+					column, RelationGetRelationName(rel), what),
+			 errdetail("The %s must be of type %s; this column is of type %s.",
+					   what, allowed.data, format_type_be(attr->atttypid))));
+	return InvalidAttrNumber;	/* not reached */
+}
+
+/*
+ * (Re)install one of caio's BEFORE ROW triggers.  The caller owns the table
+ * (caio_table_open checked); the trigger is created as the extension owner,
+ * so that table owners need no EXECUTE grant on caio's trigger functions.
+ * Arguments travel as trigger arguments, never as SQL text.
+ */
+void
+caio_table_install_trigger(Relation rel, const char *trigger_name,
+						   const char *function_name, List *args, int16 events)
+{
+	const CaioCatalog *cat = caio_catalog();
+	Oid			relid = RelationGetRelid(rel);
+	Oid			old_trigger = get_trigger_oid(relid, trigger_name, true);
+	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
+	Oid			saved_user;
+	int			saved_context;
+
+	if (OidIsValid(old_trigger))
+	{
+		ObjectAddress old = {TriggerRelationId, old_trigger, 0};
+
+		performDeletion(&old, DROP_RESTRICT, 0);
+		CommandCounterIncrement();
+	}
+
+	stmt->trigname = (char *) trigger_name;
+	stmt->relation = makeRangeVar(get_namespace_name(RelationGetNamespace(rel)),
+								  RelationGetRelationName(rel), -1);
+	stmt->funcname = list_make2(makeString(get_namespace_name(cat->schema)),
+								makeString((char *) function_name));
+	stmt->args = args;
+	stmt->row = true;
+	stmt->timing = TRIGGER_TYPE_BEFORE;
+	stmt->events = events;
+
+	GetUserIdAndSecContext(&saved_user, &saved_context);
+	SetUserIdAndSecContext(cat->owner,
+						   saved_context | SECURITY_LOCAL_USERID_CHANGE);
+	CreateTrigger(stmt, NULL, relid, InvalidOid, InvalidOid, InvalidOid,
+				  InvalidOid, InvalidOid, NULL, false, false);
+	SetUserIdAndSecContext(saved_user, saved_context);
+	CommandCounterIncrement();
 }

@@ -9,6 +9,9 @@
 
 #include "fmgr.h"
 #include "executor/spi.h"
+#include "storage/lockdefs.h"
+#include "utils/relcache.h"
+#include "nodes/pg_list.h"
 #include "utils/timestamp.h"
 
 #if PG_VERSION_NUM < 130000
@@ -19,6 +22,13 @@
  * Version guards: every difference between supported majors lives here.
  * ----------------------------------------------------------------
  */
+#if PG_VERSION_NUM >= 160000
+#define caio_rel_ownercheck(relid, role) \
+	object_ownercheck(RelationRelationId, (relid), (role))
+#else
+#define caio_rel_ownercheck(relid, role) pg_class_ownercheck((relid), (role))
+#endif
+
 #if PG_VERSION_NUM >= 170000
 #include "storage/procnumber.h"
 #define CAIO_PROC_OF_VXID(vxid)	ProcNumberGetProc((vxid).procNumber)
@@ -102,6 +112,40 @@ extern int64 caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno);
 extern TimestampTz caio_expiry(TimestampTz now, Interval *ttl);
 extern void caio_check_name(const char *value, const char *what);
 
+/* Tables that caio guards with its triggers. */
+extern Relation caio_table_open(FunctionCallInfo fcinfo, int argno);
+extern AttrNumber caio_table_column(Relation rel, FunctionCallInfo fcinfo,
+									int argno, const char *what,
+									const Oid *types, int ntypes);
+extern void caio_table_install_trigger(Relation rel, const char *trigger_name,
+									   const char *function_name, List *args,
+									   int16 events);
+
+/* ----------------------------------------------------------------
+ * lease.c: leases
+ * ----------------------------------------------------------------
+ */
+typedef struct CaioLease
+{
+	char	   *resource;
+	char	   *holder;
+	Oid			holder_role;
+	int64		token;
+	TimestampTz acquired_at;
+	TimestampTz expires_at;
+	bool		released;
+} CaioLease;
+
+extern void caio_lease_from_arg(FunctionCallInfo fcinfo, int argno, CaioLease *lease);
+extern Datum caio_lease_to_datum(FunctionCallInfo fcinfo, const CaioLease *lease);
+extern bool caio_lease_lookup(const char *resource, CaioLease *lease);
+
+/* ----------------------------------------------------------------
+ * fencing.c: protected tables and caio_use
+ * ----------------------------------------------------------------
+ */
+extern void caio_fencing_init(void);
+
 /* ----------------------------------------------------------------
  * clock.c: the time every caio function reads
  * ----------------------------------------------------------------
@@ -115,7 +159,7 @@ extern void caio_clock_forget(void);
  */
 extern uint64 caio_resource_key(const char *resource);
 extern bool caio_resource_trylock(uint64 key);
-extern void caio_resource_lock(uint64 key);
+extern void caio_resource_lock(uint64 key, LOCKMODE mode);
 extern void caio_resource_unlock(uint64 key);
 extern void caio_waiter_enter(uint64 key);
 extern void caio_waiter_leave(uint64 key);

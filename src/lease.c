@@ -36,17 +36,6 @@ enum
 	LEASE_NATTS = LEASE_EXPIRES_AT
 };
 
-typedef struct Lease
-{
-	char	   *resource;
-	char	   *holder;
-	Oid			holder_role;
-	int64		token;
-	TimestampTz acquired_at;
-	TimestampTz expires_at;
-	bool		released;
-} Lease;
-
 static const Oid lookup_args[] = {TEXTOID};
 static CaioPlan lookup_plan = CAIO_PLAN(
 	"SELECT holder, holder_role, token, acquired_at, expires_at,"
@@ -97,8 +86,8 @@ static CaioPlan release_plan = CAIO_PLAN(
  */
 
 /* renew, release and use identify a lease by (resource, holder, token) alone. */
-static void
-lease_from_arg(FunctionCallInfo fcinfo, int argno, Lease *lease)
+void
+caio_lease_from_arg(FunctionCallInfo fcinfo, int argno, CaioLease *lease)
 {
 	HeapTupleHeader row;
 	bool		null_resource,
@@ -135,8 +124,8 @@ lease_from_arg(FunctionCallInfo fcinfo, int argno, Lease *lease)
 				 errdetail("The token given was " INT64_FORMAT ".", lease->token)));
 }
 
-static Datum
-lease_to_datum(FunctionCallInfo fcinfo, const Lease *lease)
+Datum
+caio_lease_to_datum(FunctionCallInfo fcinfo, const CaioLease *lease)
 {
 	TupleDesc	tupdesc;
 	Datum		values[LEASE_NATTS];
@@ -155,8 +144,8 @@ lease_to_datum(FunctionCallInfo fcinfo, const Lease *lease)
 }
 
 /* Read a resource's row into *lease; false when it has none. */
-static bool
-lease_lookup(const char *resource, Lease *lease)
+bool
+caio_lease_lookup(const char *resource, CaioLease *lease)
 {
 	Datum		values[1] = {CStringGetTextDatum(resource)};
 	bool		isnull;
@@ -175,14 +164,14 @@ lease_lookup(const char *resource, Lease *lease)
 }
 
 static bool
-lease_is_live(const Lease *lease, TimestampTz now)
+lease_is_live(const CaioLease *lease, TimestampTz now)
 {
 	return !lease->released && lease->expires_at > now;
 }
 
 /* Only the role that holds a lease (or one with its privileges) may touch it. */
 static void
-lease_check_owner(const Lease *lease, Oid caller, const char *action)
+lease_check_owner(const CaioLease *lease, Oid caller, const char *action)
 {
 	char	   *role_name;
 
@@ -222,7 +211,7 @@ typedef enum AcquireOutcome
 
 static void
 lease_grant(const AcquireRequest *req, bool takeover, TimestampTz now,
-			TimestampTz expires_at, Lease *lease)
+			TimestampTz expires_at, CaioLease *lease)
 {
 	Datum		values[6];
 
@@ -248,7 +237,7 @@ lease_grant(const AcquireRequest *req, bool takeover, TimestampTz now,
  * and only for a new lease, so a resource's grants follow token order.
  */
 static AcquireOutcome
-lease_try_acquire(const AcquireRequest *req, Lease *lease,
+lease_try_acquire(const AcquireRequest *req, CaioLease *lease,
 				  TimestampTz *busy_until)
 {
 	TimestampTz now;
@@ -260,7 +249,7 @@ lease_try_acquire(const AcquireRequest *req, Lease *lease,
 
 	now = caio_clock_now(NULL);
 	expires_at = caio_expiry(now, req->ttl);
-	found = lease_lookup(req->resource, lease);
+	found = caio_lease_lookup(req->resource, lease);
 
 	if (found && lease_is_live(lease, now))
 	{
@@ -308,7 +297,7 @@ acquire_sleep_ms(AcquireOutcome outcome, TimestampTz deadline,
  * and the sleep.
  */
 static bool
-lease_acquire(const AcquireRequest *req, int64 wait_usecs, Lease *lease)
+lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 {
 	TimestampTz deadline = GetCurrentTimestamp() + wait_usecs;
 	TimestampTz busy_until = 0;
@@ -344,7 +333,7 @@ caio_acquire(PG_FUNCTION_ARGS)
 	AcquireRequest req;
 	int64		wait_usecs;
 	CaioSpi		spi;
-	Lease		lease;
+	CaioLease	lease;
 	bool		granted;
 
 	req.resource = caio_arg_name(fcinfo, 0, "resource");
@@ -360,7 +349,7 @@ caio_acquire(PG_FUNCTION_ARGS)
 
 	if (!granted)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(lease_to_datum(fcinfo, &lease));
+	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &lease));
 }
 
 /* ----------------------------------------------------------------
@@ -370,11 +359,13 @@ caio_acquire(PG_FUNCTION_ARGS)
 
 /*
  * Run renew_plan or release_plan under the resource's lock, which queues
- * behind a takeover in flight so that we see its outcome.  Returns whether
- * the row was this lease; fills in holder_role and the returned timestamp.
+ * behind a takeover in flight so that we see its outcome (renew shares the
+ * lock with fenced writes; release waits for them, so that a transaction that
+ * wrote under a lease finishes under it).  Returns whether the row was this
+ * lease; fills in holder_role and the returned timestamp.
  */
 static bool
-lease_update_held(CaioPlan *plan, Lease *lease, TimestampTz set_to,
+lease_update_held(CaioPlan *plan, CaioLease *lease, TimestampTz set_to,
 				  TimestampTz now, TimestampTz *returned)
 {
 	Datum		values[5];
@@ -395,17 +386,17 @@ lease_update_held(CaioPlan *plan, Lease *lease, TimestampTz set_to,
 Datum
 caio_renew(PG_FUNCTION_ARGS)
 {
-	Lease		lease;
+	CaioLease	lease;
 	Interval   *ttl;
 	CaioSpi		spi;
 	TimestampTz now;
 	bool		renewed;
 
-	lease_from_arg(fcinfo, 0, &lease);
+	caio_lease_from_arg(fcinfo, 0, &lease);
 	ttl = caio_arg_ttl(fcinfo, 1);
 
 	caio_spi_begin(&spi);
-	caio_resource_lock(caio_resource_key(lease.resource));
+	caio_resource_lock(caio_resource_key(lease.resource), ShareLock);
 	now = caio_clock_now(NULL);
 	lease.expires_at = caio_expiry(now, ttl);
 	renewed = lease_update_held(&renew_plan, &lease, lease.expires_at, now,
@@ -416,7 +407,7 @@ caio_renew(PG_FUNCTION_ARGS)
 
 	if (!renewed)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(lease_to_datum(fcinfo, &lease));
+	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &lease));
 }
 
 /*
@@ -426,15 +417,15 @@ caio_renew(PG_FUNCTION_ARGS)
 Datum
 caio_release(PG_FUNCTION_ARGS)
 {
-	Lease		lease;
+	CaioLease	lease;
 	CaioSpi		spi;
 	TimestampTz now;
 	bool		matched;
 
-	lease_from_arg(fcinfo, 0, &lease);
+	caio_lease_from_arg(fcinfo, 0, &lease);
 
 	caio_spi_begin(&spi);
-	caio_resource_lock(caio_resource_key(lease.resource));
+	caio_resource_lock(caio_resource_key(lease.resource), ExclusiveLock);
 	now = caio_clock_now(NULL);
 	matched = lease_update_held(&release_plan, &lease, now, now,
 								&lease.expires_at);
@@ -450,15 +441,15 @@ caio_lease_of(PG_FUNCTION_ARGS)
 {
 	char	   *resource = caio_arg_name(fcinfo, 0, "resource");
 	CaioSpi		spi;
-	Lease		lease;
+	CaioLease	lease;
 	bool		live;
 
 	caio_spi_begin(&spi);
-	live = lease_lookup(resource, &lease) &&
+	live = caio_lease_lookup(resource, &lease) &&
 		lease_is_live(&lease, caio_clock_now(NULL));
 	caio_spi_end(&spi);
 
 	if (!live)
 		PG_RETURN_NULL();
-	PG_RETURN_DATUM(lease_to_datum(fcinfo, &lease));
+	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &lease));
 }

@@ -3,11 +3,16 @@
  *		Per-resource locks that serialise caio's writers, and the wake-up of
  *		sessions that wait for a resource.
  *
- * Every change to a resource's lease (and, later, every fenced write) first
+ * Everything that changes a resource's lease, and every fenced write, first
  * takes a transaction-scoped lock on a hash of the resource name in the
- * ordinary lock manager.  caio_acquire takes it conditionally, so it never
- * queues behind another transaction; renew and release queue, so that a renew
- * racing a takeover learns the takeover's outcome instead of failing early.
+ * ordinary lock manager.  Granting a new lease (caio_acquire) and releasing
+ * one take it in ExclusiveLock mode; renewing a lease and writing under one
+ * share it (ShareLock).  So a transaction that wrote under a token keeps the
+ * resource from being taken over or released until it ends, while renewals
+ * from a heartbeat connection never wait for the holder's writes.
+ * caio_acquire takes its lock conditionally, so it never queues behind
+ * another transaction; the others queue, so that a renew or a write racing a
+ * takeover learns the takeover's outcome instead of failing early.
  *
  * A session that waits for a resource does not poll.  It holds a share lock
  * on a second tag for the resource (and one for "any resource"), and sleeps
@@ -89,12 +94,12 @@ caio_resource_trylock(uint64 key)
 }
 
 void
-caio_resource_lock(uint64 key)
+caio_resource_lock(uint64 key, LOCKMODE mode)
 {
 	LOCKTAG		tag;
 
 	set_tag(&tag, key, CAIO_TAG_RESOURCE);
-	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	(void) LockAcquire(&tag, mode, false, false);
 	remember_touched(key);
 }
 

@@ -1,0 +1,463 @@
+/*
+ * fencing.c
+ *		Fencing where the data lives: the trigger that caio_protect installs on
+ *		a user's table, and caio_use, which names a lease for a transaction.
+ *
+ * Each row of a protected table belongs to the resource
+ * resource_prefix || resource_column.  A write must name the newest token of
+ * that resource: in the token column (an INSERT, or an UPDATE that sets the
+ * column), or through caio_use earlier in the transaction.  The check holds
+ * the resource's lock in share mode until the transaction ends, so no new
+ * lease can be granted while a write under the old one is in flight, and a
+ * write that queues behind a takeover sees the new token and is refused.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/xact.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "nodes/value.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+
+#include "caio.h"
+
+PG_FUNCTION_INFO_V1(caio_protect);
+PG_FUNCTION_INFO_V1(caio_use);
+PG_FUNCTION_INFO_V1(caio_fence_trigger);
+
+#define FENCE_TRIGGER_NAME	"caio_fence"
+
+/* ----------------------------------------------------------------
+ * Leases named by caio_use in the current transaction
+ * ----------------------------------------------------------------
+ */
+
+typedef struct UsedLease
+{
+	char	   *resource;
+	int64		token;
+	SubTransactionId subxid;	/* forgotten if this subtransaction aborts */
+} UsedLease;
+
+static UsedLease *used_leases = NULL;
+static int	used_count = 0;
+static int	used_size = 0;
+
+static void
+forget_used(int i)
+{
+	pfree(used_leases[i].resource);
+	used_leases[i] = used_leases[--used_count];
+}
+
+static UsedLease *
+used_lease_for(const char *resource)
+{
+	for (int i = 0; i < used_count; i++)
+		if (strcmp(used_leases[i].resource, resource) == 0)
+			return &used_leases[i];
+	return NULL;
+}
+
+static void
+remember_used(const char *resource, int64 token)
+{
+	UsedLease  *used = used_lease_for(resource);
+
+	if (used == NULL)
+	{
+		if (used_count == used_size)
+		{
+			used_size = Max(8, used_size * 2);
+			used_leases = used_leases == NULL
+				? MemoryContextAlloc(TopMemoryContext, used_size * sizeof(UsedLease))
+				: repalloc(used_leases, used_size * sizeof(UsedLease));
+		}
+		used = &used_leases[used_count++];
+		used->resource = MemoryContextStrdup(TopMemoryContext, resource);
+	}
+	used->token = token;
+	used->subxid = GetCurrentSubTransactionId();
+}
+
+/* caio_use lasts until the transaction ends: its lock does too. */
+static void
+fencing_xact_callback(XactEvent event, void *arg pg_attribute_unused())
+{
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			while (used_count > 0)
+				forget_used(used_count - 1);
+			break;
+		default:
+			break;
+	}
+}
+
+/* A subtransaction that aborts takes its caio_use (and its lock) with it. */
+static void
+fencing_subxact_callback(SubXactEvent event, SubTransactionId subxid,
+						 SubTransactionId parent, void *arg pg_attribute_unused())
+{
+	for (int i = used_count - 1; i >= 0; i--)
+	{
+		if (used_leases[i].subxid < subxid)
+			continue;
+		if (event == SUBXACT_EVENT_ABORT_SUB)
+			forget_used(i);
+		else if (event == SUBXACT_EVENT_COMMIT_SUB)
+			used_leases[i].subxid = parent;
+	}
+}
+
+void
+caio_fencing_init(void)
+{
+	RegisterXactCallback(fencing_xact_callback, NULL);
+	RegisterSubXactCallback(fencing_subxact_callback, NULL);
+}
+
+/* ----------------------------------------------------------------
+ * Refusals
+ * ----------------------------------------------------------------
+ */
+
+static const char *fence_hint =
+"Acquire the resource again and retry the write under the new lease.";
+
+/* LK001 for a write; newest is NULL when the resource was never leased. */
+static void
+refuse_stale_write(Relation rel, const char *resource, int64 token,
+				   const CaioLease *newest)
+{
+	const char *table = RelationGetRelationName(rel);
+
+	if (newest == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CAIO_FENCING),
+				 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
+						resource, table),
+				 errdetail("The write named token " INT64_FORMAT ", but no lease was ever granted for the resource.",
+						   token),
+				 errhint("%s", fence_hint), errtable(rel)));
+	if (newest->token == token && newest->released)
+		ereport(ERROR,
+				(errcode(ERRCODE_CAIO_FENCING),
+				 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
+						resource, table),
+				 errdetail("The write named token " INT64_FORMAT ", whose lease was released; the newest token for the resource is " INT64_FORMAT ".",
+						   token, newest->token),
+				 errhint("%s", fence_hint), errtable(rel)));
+	ereport(ERROR,
+			(errcode(ERRCODE_CAIO_FENCING),
+			 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
+					resource, table),
+			 errdetail("The write named token " INT64_FORMAT ", but the newest token for the resource is " INT64_FORMAT ".",
+					   token, newest->token),
+			 errhint("%s", fence_hint), errtable(rel)));
+}
+
+static void
+refuse_missing_token(Relation rel, const char *resource,
+					 const char *token_column, const CaioLease *newest)
+{
+	const char *table = RelationGetRelationName(rel);
+	char	   *newest_text = newest
+		? psprintf("the newest token for the resource is " INT64_FORMAT, newest->token)
+		: pstrdup("no lease was ever granted for the resource");
+
+	ereport(ERROR,
+			(errcode(ERRCODE_CAIO_FENCING_MISSING),
+			 errmsg("missing fencing token for resource \"%s\" on table \"%s\"",
+					resource, table),
+			 errdetail("The write did not set column \"%s\" and no lease on the resource was named with caio_use() in this transaction; %s.",
+					   token_column, newest_text),
+			 errhint("Set \"%s\" to the token of your lease, or call caio_use(lease) first.",
+					 token_column),
+			 errtable(rel)));
+}
+
+static void
+refuse_backwards(Relation rel, const char *resource, int64 token, int64 row_token)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CAIO_FENCING),
+			 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
+					resource, RelationGetRelationName(rel)),
+			 errdetail("The write named token " INT64_FORMAT ", but the row already carries token " INT64_FORMAT "; a row's token never goes backwards.",
+					   token, row_token),
+			 errhint("%s", fence_hint), errtable(rel)));
+}
+
+/* ----------------------------------------------------------------
+ * caio_use
+ * ----------------------------------------------------------------
+ */
+
+Datum
+caio_use(PG_FUNCTION_ARGS)
+{
+	CaioLease	lease;
+	CaioLease	newest;
+	CaioSpi		spi;
+	bool		found;
+
+	caio_lease_from_arg(fcinfo, 0, &lease);
+
+	caio_spi_begin(&spi);
+	caio_resource_lock(caio_resource_key(lease.resource), ShareLock);
+	found = caio_lease_lookup(lease.resource, &newest);
+	caio_spi_end(&spi);
+
+	if (!found || newest.token != lease.token || newest.released ||
+		strcmp(newest.holder, lease.holder) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CAIO_FENCING),
+				 errmsg("lease on resource \"%s\" is not current", lease.resource),
+				 !found
+				 ? errdetail("The lease names token " INT64_FORMAT ", but no lease was ever granted for the resource.",
+							 lease.token)
+				 : newest.token == lease.token && newest.released
+				 ? errdetail("The lease names token " INT64_FORMAT ", which was released; the newest token for the resource is " INT64_FORMAT ".",
+							 lease.token, newest.token)
+				 : errdetail("The lease names token " INT64_FORMAT " held by \"%s\", but the newest token for the resource is " INT64_FORMAT ", held by \"%s\".",
+							 lease.token, lease.holder, newest.token, newest.holder),
+				 errhint("%s", fence_hint)));
+
+	remember_used(lease.resource, lease.token);
+	newest.resource = lease.resource;
+	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &newest));
+}
+
+/* ----------------------------------------------------------------
+ * caio_protect and its trigger
+ * ----------------------------------------------------------------
+ */
+
+Datum
+caio_protect(PG_FUNCTION_ARGS)
+{
+	static const Oid token_types[] = {INT8OID};
+	Relation	rel = caio_table_open(fcinfo, 0);
+	AttrNumber	token_att;
+	AttrNumber	resource_att;
+	char	   *prefix;
+	List	   *args;
+
+	token_att = caio_table_column(rel, fcinfo, 1, "token column",
+								  token_types, lengthof(token_types));
+	resource_att = caio_table_column(rel, fcinfo, 2, "resource column", NULL, 0);
+	if (token_att == resource_att)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the token column and the resource column must differ")));
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resource_prefix must not be null"),
+				 errhint("Pass '' for no prefix.")));
+	prefix = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	if (strlen(prefix) >= CAIO_NAME_MAX_BYTES)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("resource_prefix is too long"),
+				 errdetail("A resource is at most %d bytes, prefix included; this prefix is %zu bytes.",
+						   CAIO_NAME_MAX_BYTES, strlen(prefix))));
+
+	args = list_make3(makeString(NameStr(*PG_GETARG_NAME(1))),
+					  makeString(NameStr(*PG_GETARG_NAME(2))),
+					  makeString(prefix));
+	caio_table_install_trigger(rel, FENCE_TRIGGER_NAME, "caio_fence_trigger", args,
+							   TRIGGER_TYPE_INSERT | TRIGGER_TYPE_UPDATE |
+							   TRIGGER_TYPE_DELETE);
+	table_close(rel, NoLock);
+	PG_RETURN_VOID();
+}
+
+/* What the trigger's arguments say about the table it fires on. */
+typedef struct FenceSpec
+{
+	Relation	rel;
+	TupleDesc	desc;
+	const char *token_column;
+	int			token_att;
+	int			resource_att;
+	const char *prefix;
+} FenceSpec;
+
+static int
+fence_column(Relation rel, const char *column)
+{
+	int			attnum = SPI_fnumber(RelationGetDescr(rel), column);
+
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of protected table \"%s\" does not exist",
+						column, RelationGetRelationName(rel)),
+				 errhint("Run caio_protect() again after renaming or dropping a column it names.")));
+	return attnum;
+}
+
+static void
+fence_spec(FunctionCallInfo fcinfo, FenceSpec *spec)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_BEFORE(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		td->tg_trigger->tgnargs != 3)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("caio_fence_trigger() must be installed by caio_protect()")));
+
+	spec->rel = td->tg_relation;
+	spec->desc = RelationGetDescr(td->tg_relation);
+	spec->token_column = td->tg_trigger->tgargs[0];
+	spec->token_att = fence_column(spec->rel, spec->token_column);
+	spec->resource_att = fence_column(spec->rel, td->tg_trigger->tgargs[1]);
+	spec->prefix = td->tg_trigger->tgargs[2];
+}
+
+/* resource_prefix || resource_column of a row, computed as the writer. */
+static char *
+fence_resource(const FenceSpec *spec, HeapTuple row)
+{
+	char	   *value = SPI_getvalue(row, spec->desc, spec->resource_att);
+	char	   *resource;
+
+	if (value == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_NOT_NULL_VIOLATION),
+				 errmsg("row of protected table \"%s\" has no resource",
+						RelationGetRelationName(spec->rel)),
+				 errdetail("Column \"%s\" is null.",
+						   SPI_fname(spec->desc, spec->resource_att)),
+				 errtable(spec->rel)));
+	resource = psprintf("%s%s", spec->prefix, value);
+	caio_check_name(resource, "resource");
+	return resource;
+}
+
+static bool
+fence_token_of(const FenceSpec *spec, HeapTuple row, int64 *token)
+{
+	bool		isnull;
+	Datum		value = SPI_getbinval(row, spec->desc, spec->token_att, &isnull);
+
+	if (!isnull)
+		*token = DatumGetInt64(value);
+	return !isnull;
+}
+
+/*
+ * Check the write under the resource's lock (kept until the transaction
+ * ends) and return the token it writes under: the one it named, or the one
+ * caio_use named for the resource.
+ */
+static int64
+fence_check(const FenceSpec *spec, const char *resource, bool named,
+			int64 token, bool has_row_token, int64 row_token)
+{
+	CaioSpi		spi;
+	CaioLease	newest;
+	bool		found;
+	UsedLease  *used = named ? NULL : used_lease_for(resource);
+
+	caio_spi_begin(&spi);
+	caio_resource_lock(caio_resource_key(resource), ShareLock);
+	found = caio_lease_lookup(resource, &newest);
+	caio_spi_end(&spi);
+
+	if (!named && used == NULL)
+		refuse_missing_token(spec->rel, resource, spec->token_column,
+							 found ? &newest : NULL);
+	if (!named)
+		token = used->token;
+	if (!found || newest.token != token || newest.released)
+		refuse_stale_write(spec->rel, resource, token, found ? &newest : NULL);
+	if (has_row_token && row_token > token)
+		refuse_backwards(spec->rel, resource, token, row_token);
+	return token;
+}
+
+/* Write the token that caio_use named into the row. */
+static HeapTuple
+fence_fill_token(const FenceSpec *spec, HeapTuple row, int64 token)
+{
+	int			column = spec->token_att;
+	Datum		value = Int64GetDatum(token);
+	bool		isnull = false;
+
+	return heap_modify_tuple_by_cols(row, spec->desc, 1, &column, &value, &isnull);
+}
+
+Datum
+caio_fence_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	FenceSpec	spec;
+	HeapTuple	old_row = NULL;
+	HeapTuple	new_row = NULL;
+	char	   *resource;
+	int64		token = 0;
+	int64		row_token = 0;
+	bool		named = false;
+	bool		has_row_token = false;
+
+	fence_spec(fcinfo, &spec);
+
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		new_row = td->tg_trigtuple;
+	else if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
+	{
+		old_row = td->tg_trigtuple;
+		new_row = td->tg_newtuple;
+	}
+	else
+		old_row = td->tg_trigtuple;
+
+	resource = fence_resource(&spec, new_row ? new_row : old_row);
+	if (old_row && new_row)
+	{
+		char	   *old_resource = fence_resource(&spec, old_row);
+
+		if (strcmp(old_resource, resource) != 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("row of protected table \"%s\" cannot move from resource \"%s\" to \"%s\"",
+							RelationGetRelationName(spec.rel), old_resource, resource),
+					 errhint("Delete the row under the first resource's lease and insert it under the second's."),
+					 errtable(spec.rel)));
+		has_row_token = fence_token_of(&spec, old_row, &row_token);
+	}
+
+	/* INSERT names the token column's value; UPDATE only if it sets it. */
+	if (new_row &&
+		(old_row == NULL ||
+		 bms_is_member(spec.token_att - FirstLowInvalidHeapAttributeNumber,
+					   td->tg_updatedcols)))
+		named = fence_token_of(&spec, new_row, &token);
+
+	token = fence_check(&spec, resource, named, token, has_row_token, row_token);
+
+	if (new_row == NULL)
+		return PointerGetDatum(old_row);
+	if (!named)
+		new_row = fence_fill_token(&spec, new_row, token);
+	return PointerGetDatum(new_row);
+}

@@ -1,0 +1,122 @@
+/*
+ * versioned.c
+ *		Optimistic concurrency, the lock-free sibling of fencing: on a table
+ *		passed to caio_versioned, an UPDATE must set the version column to the
+ *		row's version + 1.
+ *
+ * A writer reads a row at version v and updates it with version = v + 1.
+ * If another writer got there first, the row is at v + 1 by then (READ
+ * COMMITTED re-checks the newest row version), so v + 1 is no longer one more
+ * than the row's and the update is refused with LK002.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "catalog/pg_trigger.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "nodes/value.h"
+#include "utils/builtins.h"
+#include "utils/rel.h"
+
+#include "caio.h"
+
+PG_FUNCTION_INFO_V1(caio_versioned);
+PG_FUNCTION_INFO_V1(caio_version_trigger);
+
+#define VERSION_TRIGGER_NAME "caio_version"
+
+Datum
+caio_versioned(PG_FUNCTION_ARGS)
+{
+	static const Oid version_types[] = {INT8OID, INT4OID, INT2OID};
+	Relation	rel = caio_table_open(fcinfo, 0);
+
+	(void) caio_table_column(rel, fcinfo, 1, "version column",
+							 version_types, lengthof(version_types));
+	caio_table_install_trigger(rel, VERSION_TRIGGER_NAME, "caio_version_trigger",
+							   list_make1(makeString(NameStr(*PG_GETARG_NAME(1)))),
+							   TRIGGER_TYPE_UPDATE);
+	table_close(rel, NoLock);
+	PG_RETURN_VOID();
+}
+
+/* A version column's value as int64; false when it is NULL. */
+static bool
+version_of(HeapTuple row, TupleDesc desc, int attnum, int64 *version)
+{
+	bool		isnull;
+	Datum		value = SPI_getbinval(row, desc, attnum, &isnull);
+
+	if (isnull)
+		return false;
+	switch (SPI_gettypeid(desc, attnum))
+	{
+		case INT2OID:
+			*version = DatumGetInt16(value);
+			break;
+		case INT4OID:
+			*version = DatumGetInt32(value);
+			break;
+		default:
+			*version = DatumGetInt64(value);
+			break;
+	}
+	return true;
+}
+
+Datum
+caio_version_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	TupleDesc	desc;
+	int			attnum;
+	int64		old_version = 0;
+	int64		new_version = 0;
+	bool		has_new;
+	bool		set_version;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_BEFORE(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		!TRIGGER_FIRED_BY_UPDATE(td->tg_event) ||
+		td->tg_trigger->tgnargs != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("caio_version_trigger() must be installed by caio_versioned()")));
+
+	desc = RelationGetDescr(td->tg_relation);
+	attnum = SPI_fnumber(desc, td->tg_trigger->tgargs[0]);
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of versioned table \"%s\" does not exist",
+						td->tg_trigger->tgargs[0],
+						RelationGetRelationName(td->tg_relation)),
+				 errhint("Run caio_versioned() again after renaming or dropping the version column.")));
+
+	/* A row with no version yet is at version 0. */
+	(void) version_of(td->tg_trigtuple, desc, attnum, &old_version);
+	has_new = version_of(td->tg_newtuple, desc, attnum, &new_version);
+	set_version = bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber,
+								td->tg_updatedcols);
+
+	if (!has_new || old_version == PG_INT64_MAX || new_version != old_version + 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_CAIO_VERSION_CONFLICT),
+				 errmsg("version conflict on table \"%s\"",
+						RelationGetRelationName(td->tg_relation)),
+				 !set_version
+				 ? errdetail("The update did not set column \"%s\"; the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
+							 td->tg_trigger->tgargs[0], old_version, old_version + 1)
+				 : has_new
+				 ? errdetail("The update set version " INT64_FORMAT ", but the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
+							 new_version, old_version, old_version + 1)
+				 : errdetail("The update set version NULL, but the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
+							 old_version, old_version + 1),
+				 errhint("Re-read the row and retry the update with its new version."),
+				 errtable(td->tg_relation)));
+
+	return PointerGetDatum(td->tg_newtuple);
+}
