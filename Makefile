@@ -39,6 +39,9 @@ include $(PGXS)
 
 all: META.json
 
+# Every C file includes the shared header.
+$(OBJS): src/caio.h
+
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@
 

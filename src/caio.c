@@ -100,6 +100,7 @@ catalog_load(void)
 	table_close(rel, AccessShareLock);
 
 	catalog.lease_state = caio_relation("caio_lease_state");
+	catalog.lease_state_pkey = caio_relation("caio_lease_state_pkey");
 	catalog.clock = caio_relation("caio_clock");
 	catalog.token_seq = caio_relation("caio_token_seq");
 
@@ -216,18 +217,6 @@ caio_spi_value(int row, int column, bool *isnull)
 {
 	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc,
 						 column, isnull);
-}
-
-/* A text column as a C string that outlives the SPI connection. */
-char *
-caio_spi_text(int row, int column)
-{
-	char	   *value = SPI_getvalue(SPI_tuptable->vals[row],
-									 SPI_tuptable->tupdesc, column);
-	char	   *copy = SPI_palloc(strlen(value) + 1);
-
-	strcpy(copy, value);
-	return copy;
 }
 
 /*

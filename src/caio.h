@@ -61,6 +61,7 @@ typedef struct CaioCatalog
 	Oid			schema;
 	Oid			owner;			/* owner of the extension and its tables */
 	Oid			lease_state;
+	Oid			lease_state_pkey;
 	Oid			clock;
 	Oid			token_seq;
 	uint32		generation;		/* bumped whenever an OID above changes */
@@ -101,7 +102,6 @@ extern void caio_spi_end(CaioSpi *spi);
 extern uint64 caio_spi_run(CaioPlan *plan, Datum *values, const char *nulls,
 						   bool read_only);
 extern Datum caio_spi_value(int row, int column, bool *isnull);
-extern char *caio_spi_text(int row, int column);
 
 extern int64 caio_token_next(void);
 

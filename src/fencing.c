@@ -212,15 +212,11 @@ caio_use(PG_FUNCTION_ARGS)
 {
 	CaioLease	lease;
 	CaioLease	newest;
-	CaioSpi		spi;
 	bool		found;
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
-
-	caio_spi_begin(&spi);
 	caio_resource_lock(caio_resource_key(lease.resource), ShareLock);
 	found = caio_lease_lookup(lease.resource, &newest);
-	caio_spi_end(&spi);
 
 	if (!found || newest.token != lease.token || newest.released ||
 		strcmp(newest.holder, lease.holder) != 0)
@@ -373,15 +369,12 @@ static int64
 fence_check(const FenceSpec *spec, const char *resource, bool named,
 			int64 token, bool has_row_token, int64 row_token)
 {
-	CaioSpi		spi;
 	CaioLease	newest;
 	bool		found;
 	UsedLease  *used = named ? NULL : used_lease_for(resource);
 
-	caio_spi_begin(&spi);
 	caio_resource_lock(caio_resource_key(resource), ShareLock);
 	found = caio_lease_lookup(resource, &newest);
-	caio_spi_end(&spi);
 
 	if (!named && used == NULL)
 		refuse_missing_token(spec->rel, resource, spec->token_column,

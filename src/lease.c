@@ -9,13 +9,21 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
 #include "utils/wait_event.h"
 
 #include "caio.h"
@@ -35,13 +43,6 @@ enum
 	LEASE_EXPIRES_AT,
 	LEASE_NATTS = LEASE_EXPIRES_AT
 };
-
-static const Oid lookup_args[] = {TEXTOID};
-static CaioPlan lookup_plan = CAIO_PLAN(
-	"SELECT holder, holder_role, token, acquired_at, expires_at,"
-	"       released_at IS NOT NULL"
-	"  FROM @extschema@.caio_lease_state"
-	" WHERE resource OPERATOR(pg_catalog.=) $1", lookup_args);
 
 static const Oid grant_args[] = {TEXTOID, TEXTOID, REGROLEOID, INT8OID,
 TIMESTAMPTZOID, TIMESTAMPTZOID};
@@ -79,6 +80,18 @@ static CaioPlan release_plan = CAIO_PLAN(
 	"   AND token OPERATOR(pg_catalog.=) $3"
 	"   AND released_at IS NULL"
 	" RETURNING holder_role, expires_at", release_args);
+
+/* The columns of caio_lease_state, in order. */
+enum
+{
+	STATE_RESOURCE = 1,
+	STATE_HOLDER,
+	STATE_HOLDER_ROLE,
+	STATE_TOKEN,
+	STATE_ACQUIRED_AT,
+	STATE_EXPIRES_AT,
+	STATE_RELEASED_AT
+};
 
 /* ----------------------------------------------------------------
  * Conversions between SQL values and Lease
@@ -124,6 +137,22 @@ caio_lease_from_arg(FunctionCallInfo fcinfo, int argno, CaioLease *lease)
 				 errdetail("The token given was " INT64_FORMAT ".", lease->token)));
 }
 
+static void
+lease_from_slot(TupleTableSlot *slot, const char *resource, CaioLease *lease)
+{
+	bool		isnull;
+
+	slot_getallattrs(slot);
+	lease->resource = (char *) resource;
+	lease->holder = TextDatumGetCString(slot_getattr(slot, STATE_HOLDER, &isnull));
+	lease->holder_role = DatumGetObjectId(slot_getattr(slot, STATE_HOLDER_ROLE, &isnull));
+	lease->token = DatumGetInt64(slot_getattr(slot, STATE_TOKEN, &isnull));
+	lease->acquired_at = DatumGetTimestampTz(slot_getattr(slot, STATE_ACQUIRED_AT, &isnull));
+	lease->expires_at = DatumGetTimestampTz(slot_getattr(slot, STATE_EXPIRES_AT, &isnull));
+	(void) slot_getattr(slot, STATE_RELEASED_AT, &isnull);
+	lease->released = !isnull;
+}
+
 Datum
 caio_lease_to_datum(FunctionCallInfo fcinfo, const CaioLease *lease)
 {
@@ -143,24 +172,41 @@ caio_lease_to_datum(FunctionCallInfo fcinfo, const CaioLease *lease)
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }
 
-/* Read a resource's row into *lease; false when it has none. */
+/*
+ * Read a resource's row into *lease; false when it has none.  This is the
+ * hot path of every acquire and fenced write, so it reads the primary key
+ * directly rather than through SPI; like caio_spi_run it sees the newest
+ * committed state and this transaction's own changes.
+ */
 bool
 caio_lease_lookup(const char *resource, CaioLease *lease)
 {
-	Datum		values[1] = {CStringGetTextDatum(resource)};
-	bool		isnull;
+	const CaioCatalog *cat = caio_catalog();
+	Relation	heap = table_open(cat->lease_state, AccessShareLock);
+	Relation	index = index_open(cat->lease_state_pkey, AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	ScanKeyData key;
+	bool		found;
 
-	if (caio_spi_run(&lookup_plan, values, NULL, true) == 0)
-		return false;
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(resource));
+	key.sk_collation = index->rd_indcollation[0];
+	scan = index_beginscan(heap, index, snapshot, 1, 0);
+	index_rescan(scan, &key, 1, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	if (found)
+		lease_from_slot(slot, resource, lease);
 
-	lease->resource = (char *) resource;
-	lease->holder = caio_spi_text(0, 1);
-	lease->holder_role = DatumGetObjectId(caio_spi_value(0, 2, &isnull));
-	lease->token = DatumGetInt64(caio_spi_value(0, 3, &isnull));
-	lease->acquired_at = DatumGetTimestampTz(caio_spi_value(0, 4, &isnull));
-	lease->expires_at = DatumGetTimestampTz(caio_spi_value(0, 5, &isnull));
-	lease->released = DatumGetBool(caio_spi_value(0, 6, &isnull));
-	return true;
+	index_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	return found;
 }
 
 static bool
@@ -440,14 +486,11 @@ Datum
 caio_lease_of(PG_FUNCTION_ARGS)
 {
 	char	   *resource = caio_arg_name(fcinfo, 0, "resource");
-	CaioSpi		spi;
 	CaioLease	lease;
 	bool		live;
 
-	caio_spi_begin(&spi);
 	live = caio_lease_lookup(resource, &lease) &&
 		lease_is_live(&lease, caio_clock_now(NULL));
-	caio_spi_end(&spi);
 
 	if (!live)
 		PG_RETURN_NULL();

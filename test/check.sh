@@ -5,4 +5,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 test/setup.sh
+# The throwaway cluster must not inherit a connection meant for another one.
+unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE
 pg_virtualenv -v 15 test/suites.sh

@@ -27,8 +27,10 @@ echo "== pgTAP suites"
 fresh_db caio_tap pgtap caio
 pg_prove -d caio_tap test/pgtap/*.sql
 
-echo "== lease stress (pgbench)"
-fresh_db caio_stress caio
-PGDATABASE=caio_stress test/stress/run.sh
+for stress in lease fence; do
+    echo "== $stress stress (pgbench)"
+    fresh_db caio_stress caio
+    PGDATABASE=caio_stress test/stress/run.sh "$stress"
+done
 
 echo "== all suites passed"

@@ -2,12 +2,14 @@
 # The benchmark command: sets up (test/setup.sh), starts a throwaway cluster
 # tuned as documented (synchronous_commit = off, shared_buffers = 1GB), and
 # runs each workload with caio and with its plain-SQL baseline in the same
-# run, printing ops/s side by side and the ratio.
+# run, printing ops/s side by side and the ratio.  pgbench uses prepared
+# statements (-M prepared), as application drivers do.
 #   BENCH_SECONDS (default 10) per run; BENCH_CLIENTS (default "1 8").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ -z "${CAIO_BENCH_INSIDE:-}" ]; then
     test/setup.sh >/dev/null
+    unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE
     exec pg_virtualenv -v 15 -o synchronous_commit=off -o shared_buffers=1GB \
         -o max_connections=100 env CAIO_BENCH_INSIDE=1 "$0" "$@"
 fi
@@ -15,20 +17,25 @@ fi
 seconds=${BENCH_SECONDS:-10}
 clients=${BENCH_CLIENTS:-"1 8"}
 export PGOPTIONS="-c client_min_messages=warning"
-psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION caio" -f test/bench/setup.sql
+psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION caio" >/dev/null
+token_base=$(psql -X -q -t -A -v ON_ERROR_STOP=1 -f test/bench/setup.sql | tail -n 1)
 
-# tps of one pgbench run: workload file, clients
-tps() {
-    pgbench -n -M prepared -c "$2" -j "$(( $2 < 2 ? 1 : 2 ))" -T "$seconds" -f "test/bench/$1.pgbench" 2>&1 \
+# ops/s of one pgbench run: workload file, clients
+ops() {
+    pgbench -n -M prepared -c "$2" -j "$(( $2 < 2 ? 1 : 2 ))" -T "$seconds" \
+        -D token_base="$token_base" -f "test/bench/$1.pgbench" 2>&1 \
         | sed -n 's/^tps = \([0-9.]*\) .*/\1/p'
 }
 
-printf '%-24s %7s %14s %14s %7s\n' workload clients "caio ops/s" "plain ops/s" ratio
-for workload in lease; do
+printf '%-22s %7s %12s %12s %7s\n' workload clients "caio ops/s" "plain ops/s" ratio
+while read -r workload label; do
     for c in $clients; do
-        plain=$(tps "${workload}_plain" "$c")
-        caio=$(tps "${workload}_caio" "$c")
-        awk -v w="acquire+release" -v c="$c" -v a="$caio" -v p="$plain" \
-            'BEGIN { printf "%-24s %7s %14.0f %14.0f %7.2f\n", w, c, a, p, a / p }'
+        plain=$(ops "${workload}_plain" "$c")
+        caio=$(ops "${workload}_caio" "$c")
+        awk -v w="$label" -v c="$c" -v a="$caio" -v p="$plain" \
+            'BEGIN { printf "%-22s %7s %12.0f %12.0f %7.2f\n", w, c, a, p, a / p }'
     done
-done
+done <<'WORKLOADS'
+lease acquire+release
+fenced_update fenced UPDATE
+WORKLOADS

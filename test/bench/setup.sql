@@ -1,4 +1,5 @@
--- Tables for the plain-SQL baselines.
+-- Tables for the benchmark: the plain-SQL baselines, and a protected table
+-- beside an unprotected copy, each with 1000 rows, one wallet per row.
 CREATE SEQUENCE bench_tokens;
 CREATE TABLE bench_locks (
     resource    text PRIMARY KEY,
@@ -7,3 +8,15 @@ CREATE TABLE bench_locks (
     expires_at  timestamptz NOT NULL,
     released    boolean NOT NULL DEFAULT false
 ) WITH (fillfactor = 70);
+
+CREATE TABLE bench_fenced (id int PRIMARY KEY, wallet text NOT NULL, amount bigint NOT NULL,
+                           fence_token bigint) WITH (fillfactor = 70);
+CREATE TABLE bench_unfenced (LIKE bench_fenced INCLUDING ALL) WITH (fillfactor = 70);
+INSERT INTO bench_fenced SELECT i, 'w' || i, 0, NULL FROM generate_series(1, 1000) i;
+INSERT INTO bench_unfenced SELECT * FROM bench_fenced;
+SELECT caio_protect('bench_fenced', 'fence_token', 'wallet', 'bench:');
+-- One long lease per wallet; wallet i's token is token_base + i.
+SELECT min(token) - 1 AS token_base
+  FROM (SELECT (caio_acquire('bench:w' || i, 'bench', '1 day')).token
+          FROM generate_series(1, 1000) i) l \gset
+\echo :token_base

@@ -1,7 +1,7 @@
 -- The API's shape, as the contract in DESIGN.md names it: types, functions
 -- with their argument names, defaults and results, the view, and privileges.
 BEGIN;
-SELECT plan(48);
+SELECT plan(63);
 
 SELECT has_extension('caio', 'the extension is installed');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
@@ -34,6 +34,21 @@ SELECT has_function('caio_clock_set', ARRAY['timestamp with time zone']);
 SELECT has_function('caio_clock_advance', ARRAY['interval']);
 SELECT has_function('caio_clock_reset', ARRAY[]::name[]);
 
+SELECT has_function('caio_protect', ARRAY['regclass', 'name', 'name', 'text']);
+SELECT function_returns('caio_protect', ARRAY['regclass', 'name', 'name', 'text'], 'void');
+SELECT has_function('caio_use', ARRAY['caio_lease']);
+SELECT function_returns('caio_use', ARRAY['caio_lease'], 'caio_lease');
+SELECT has_function('caio_versioned', ARRAY['regclass', 'name']);
+SELECT function_returns('caio_versioned', ARRAY['regclass', 'name'], 'void');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_protect(regclass, name, name, text)'::regprocedure),
+          ARRAY['tbl', 'token_column', 'resource_column', 'resource_prefix'],
+          'caio_protect takes (tbl, token_column, resource_column, resource_prefix)');
+SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc WHERE oid = 'caio_protect(regclass, name, name, text)'::regprocedure),
+          '''''::text', 'resource_prefix defaults to the empty string');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_use(caio_lease)'::regprocedure),
+          ARRAY['lease'], 'caio_use takes (lease)');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_versioned(regclass, name)'::regprocedure),
+          ARRAY['tbl', 'version_column'], 'caio_versioned takes (tbl, version_column)');
 SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_acquire(text, text, interval, interval)'::regprocedure),
           ARRAY['resource', 'holder', 'ttl', 'wait'], 'caio_acquire takes (resource, holder, ttl, wait)');
 SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc WHERE oid = 'caio_acquire(text, text, interval, interval)'::regprocedure),
@@ -81,6 +96,11 @@ SELECT function_privs_are('caio_renew', ARRAY['caio_lease', 'interval'], 'public
 SELECT function_privs_are('caio_release', ARRAY['caio_lease'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_lease_of', ARRAY['text'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_now', ARRAY[]::name[], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_protect', ARRAY['regclass', 'name', 'name', 'text'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_use', ARRAY['caio_lease'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_versioned', ARRAY['regclass', 'name'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_fence_trigger', ARRAY[]::name[], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_version_trigger', ARRAY[]::name[], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_clock_set', ARRAY['timestamp with time zone'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_clock_advance', ARRAY['interval'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_clock_reset', ARRAY[]::name[], 'public', ARRAY[]::text[]);

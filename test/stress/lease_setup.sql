@@ -1,8 +1,6 @@
 -- The stress run's log of grants.  Each grant is logged by the statement that
 -- acquired it, in the same transaction and under the resource's lock, so
 -- grant_order is the order in which a resource's leases were granted.
-DROP TABLE IF EXISTS stress_grants;
-DROP SEQUENCE IF EXISTS stress_grant_order;
 CREATE SEQUENCE stress_grant_order;
 CREATE TABLE stress_grants (
     grant_order  bigint PRIMARY KEY DEFAULT nextval('stress_grant_order'),

@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
-# Multi-process lease stress: 8 pgbench clients acquire, renew and release four
-# resources for STRESS_SECONDS (default 8), then lease_check.sql proves that no
-# token repeated, that each resource's grants follow token order, and that no
-# grant overlapped a live lease.  Needs a database with caio (PG* variables).
+# Multi-process stress with pgbench, then an invariant check:
+#   run.sh lease   8 clients acquire, renew and release four resources; no
+#                  token repeats, grants follow token order, none overlaps.
+#   run.sh fence   8 clients take three wallets over from each other and write
+#                  to a protected table; no write under a superseded token
+#                  lands, and no row's token goes backwards.
+# Each NAME has NAME_setup.sql, NAME.pgbench and NAME_check.sql beside this
+# script.  STRESS_SECONDS (default 8) sets the length.  Needs a fresh
+# database with caio, named by the PG* variables.
 set -euo pipefail
 here=$(dirname "$0")
+name=${1:?usage: run.sh lease|fence}
 seconds=${STRESS_SECONDS:-8}
 
-psql -X -q -v ON_ERROR_STOP=1 -f "$here/lease_setup.sql" >/dev/null
-out=$(pgbench -n -c 8 -j 2 -T "$seconds" -f "$here/lease_churn.pgbench" 2>&1) || {
+psql -X -q -v ON_ERROR_STOP=1 -f "$here/${name}_setup.sql" >/dev/null
+out=$(pgbench -n -c 8 -j 2 -T "$seconds" -f "$here/$name.pgbench" 2>&1) || {
     echo "$out"; echo "pgbench failed"; exit 1; }
-echo "$out" | grep -E "^(number of (transactions actually processed|failed transactions)|latency average|tps)"
+echo "$out" | grep -E "^(number of (transactions actually processed|failed transactions)|tps)"
 if ! echo "$out" | grep -q "number of failed transactions: 0 "; then
     echo "$out"; echo "some stress transactions failed"; exit 1
 fi
-psql -X -v ON_ERROR_STOP=1 -f "$here/lease_check.sql"
+psql -X -q -v ON_ERROR_STOP=1 -f "$here/${name}_check.sql"
