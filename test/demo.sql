@@ -5,8 +5,20 @@ SET timezone = 'UTC';
 SET datestyle = 'ISO';
 
 \echo
-\echo '== The test clock: frozen at 12:00 so that the story reads the same every time.'
+\echo '== The test clock is frozen at 12:00, so that the story reads the same every time.'
 SELECT caio_clock_set('2030-01-01 12:00:00+00') AS now;
+
+\echo
+\echo '== The payments table is protected: each row belongs to the resource'
+\echo '   send:<wallet>, and every write must name that resource''s newest token.'
+CREATE TABLE transfers (
+    id          int PRIMARY KEY,
+    wallet      text NOT NULL,
+    amount      numeric NOT NULL,
+    state       text NOT NULL,
+    fence_token bigint
+);
+SELECT caio_protect('transfers', 'fence_token', 'wallet', 'send:');
 
 \echo
 \echo '== worker-a acquires the wallet for 30 seconds and gets fencing token 1.'
@@ -17,30 +29,49 @@ SELECT * FROM caio_acquire('send:0xabc', 'worker-a', '30 seconds');
 SELECT caio_acquire('send:0xabc', 'worker-b', '30 seconds') IS NULL AS "worker-b refused";
 
 \echo
-\echo '== worker-a retries after a lost reply: the same lease, same token, later expiry.'
+\echo '== worker-a records the transfer it is about to send, under token 1.'
+INSERT INTO transfers VALUES (1, '0xabc', 250.00, 'signed', 1);
+
+\echo
+\echo '== worker-a retries its acquire after a lost reply: same lease, same token, later expiry.'
 SELECT caio_clock_advance('5 seconds') AS now;
 SELECT holder, token, expires_at FROM caio_acquire('send:0xabc', 'worker-a', '30 seconds');
 
 \echo
 \echo '== worker-a freezes (a GC pause, a swapped VM) for 40 seconds.  Its lease expires.'
 SELECT caio_clock_advance('40 seconds') AS now;
-SELECT * FROM caio_leases;
+SELECT count(*) AS live_leases FROM caio_leases;
 
 \echo
-\echo '== worker-b takes over: a new lease with a larger token.'
+\echo '== worker-b takes over: a new lease with a larger token, and it writes under it.'
 SELECT * FROM caio_acquire('send:0xabc', 'worker-b', '30 seconds');
+UPDATE transfers SET state = 'broadcast', fence_token = 2 WHERE id = 1;
 
 \echo
-\echo '== worker-a wakes up and still believes it holds the wallet.  The database says no:'
-\echo '   its renew returns NULL and its release returns false; worker-b keeps the lease.'
+\echo '== worker-a wakes up, still believing it holds the wallet, and writes.'
+\echo '   The table refuses it (SQLSTATE LK001), and a write naming no token (LK003):'
+\set ON_ERROR_STOP 0
+\set VERBOSITY default
+UPDATE transfers SET state = 'resent', fence_token = 1 WHERE id = 1;
+\echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
+UPDATE transfers SET state = 'resent' WHERE id = 1;
+\echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
+\set ON_ERROR_STOP 1
+
+\echo
+\echo '== Its renew returns NULL and its release false; worker-b keeps the wallet.'
 SELECT caio_renew(ROW('send:0xabc', 'worker-a', 1, NULL, NULL)::caio_lease, '30 seconds') IS NULL AS "renew refused",
        caio_release(ROW('send:0xabc', 'worker-a', 1, NULL, NULL)::caio_lease) AS "release accepted";
 SELECT holder, token, expires_at FROM caio_lease_of('send:0xabc');
+SELECT * FROM transfers;
 
 \echo
-\echo '== worker-b renews (same token) and releases when done.'
-SELECT holder, token, expires_at FROM caio_renew(caio_lease_of('send:0xabc'), '1 minute');
-SELECT caio_release(caio_lease_of('send:0xabc')) AS released;
+\echo '== worker-b names its lease once with caio_use, then writes without repeating the token.'
+BEGIN;
+SELECT token FROM caio_use(caio_lease_of('send:0xabc'));
+UPDATE transfers SET state = 'mined' WHERE id = 1 RETURNING id, state, fence_token;
+COMMIT;
+SELECT caio_release(caio_lease_of('send:0xabc')) AS "worker-b released";
 
 \echo
 \echo '== Tokens only grow: the next lease on any resource gets a larger one.'
@@ -48,6 +79,5 @@ SELECT resource, holder, token FROM caio_acquire('send:0xabc', 'worker-a', '30 s
 SELECT resource, holder, token FROM caio_acquire('send:0xdef', 'worker-c', '30 seconds');
 
 \echo
-\echo '== Not built yet in this version: the table-side refusal of worker-a''s stale'
-\echo '   write (caio_protect, issue 3) and nonce reservation (issue 4).'
+\echo '== Not built yet in this version: nonce reservation (caio_nonce_*) and work claims.'
 SELECT caio_clock_reset() IS NOT NULL AS "clock back to the server's";
