@@ -4,13 +4,12 @@
 # pgTAP through pg_prove, and the pgbench stress run with its invariant check.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export PGOPTIONS="-c client_min_messages=warning"
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 
 # fresh_db NAME EXTENSION...: a new database with those extensions.
 fresh_db() {
     local db=$1; shift
-    psql -X -q -v ON_ERROR_STOP=1 -d postgres \
+    PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 -d postgres \
         -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
     for extension in "$@"; do
         psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION $extension"
