@@ -13,8 +13,10 @@
 
 -- The one source of fencing tokens.  A sequence never hands out a value twice,
 -- not after a rollback and not after a crash (it logs ahead of what it hands
--- out), and NO CYCLE keeps it from wrapping.
-CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 NO CYCLE;
+-- out), and NO CYCLE keeps it from wrapping.  CACHE 1 matters: a backend that
+-- cached a block of values could grant a smaller token after another backend
+-- granted a larger one, and a resource's tokens would go backwards.
+CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE;
 
 -- One row per resource ever leased.  A released or expired lease keeps its row:
 -- the row holds the newest token of the resource, which is what fencing checks.

@@ -235,6 +235,18 @@ caio_token_next(void)
  * ----------------------------------------------------------------
  */
 
+/* Every argument is required: NULL is refused, never mistaken for "busy". */
+void
+caio_arg_required(FunctionCallInfo fcinfo, int argno, const char *what,
+				  const char *hint)
+{
+	if (PG_ARGISNULL(argno))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be null", what),
+				 hint ? errhint("%s", hint) : 0));
+}
+
 void
 caio_check_name(const char *value, const char *what)
 {
@@ -258,10 +270,7 @@ caio_arg_name(FunctionCallInfo fcinfo, int argno, const char *what)
 {
 	char	   *value;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be null", what)));
+	caio_arg_required(fcinfo, argno, what, NULL);
 	value = text_to_cstring(PG_GETARG_TEXT_PP(argno));
 	caio_check_name(value, what);
 	return value;
@@ -288,10 +297,7 @@ caio_arg_ttl(FunctionCallInfo fcinfo, int argno)
 	Interval   *ttl;
 	double		usecs;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("ttl must not be null")));
+	caio_arg_required(fcinfo, argno, "ttl", NULL);
 	ttl = PG_GETARG_INTERVAL_P(argno);
 	usecs = interval_usecs(ttl);
 	if (usecs <= 0)
@@ -315,11 +321,8 @@ caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno)
 	Interval   *wait;
 	double		usecs;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("wait must not be null"),
-				 errhint("Pass interval '0' to try once without waiting.")));
+	caio_arg_required(fcinfo, argno, "wait",
+					  "Pass interval '0' to try once without waiting.");
 	wait = PG_GETARG_INTERVAL_P(argno);
 	usecs = interval_usecs(wait);
 	if (usecs < 0)
@@ -365,10 +368,7 @@ caio_table_open(FunctionCallInfo fcinfo, int argno)
 	Oid			relid;
 	Relation	rel;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("tbl must not be null")));
+	caio_arg_required(fcinfo, argno, "tbl", NULL);
 	relid = PG_GETARG_OID(argno);
 	rel = table_open(relid, ShareRowExclusiveLock);
 	if (rel->rd_rel->relkind != RELKIND_RELATION &&
@@ -397,10 +397,7 @@ caio_table_column(Relation rel, FunctionCallInfo fcinfo, int argno,
 	Form_pg_attribute attr;
 	StringInfoData allowed;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be null", what)));
+	caio_arg_required(fcinfo, argno, what, NULL);
 	column = NameStr(*PG_GETARG_NAME(argno));
 	attnum = get_attnum(RelationGetRelid(rel), column);
 	if (attnum <= 0)
@@ -435,6 +432,26 @@ caio_table_column(Relation rel, FunctionCallInfo fcinfo, int argno,
 			 errdetail("The %s must be of type %s; this column is of type %s.",
 					   what, allowed.data, format_type_be(attr->atttypid))));
 	return InvalidAttrNumber;	/* not reached */
+}
+
+/*
+ * The TriggerData of a call to one of caio's trigger functions, refused when
+ * the function was not installed the way its installer installs it.
+ */
+TriggerData *
+caio_trigger_data(FunctionCallInfo fcinfo, const char *installer, int nargs)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
+		!TRIGGER_FIRED_BEFORE(td->tg_event) ||
+		!TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
+		td->tg_trigger->tgnargs != nargs)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s() must be installed by %s()",
+						get_func_name(fcinfo->flinfo->fn_oid), installer)));
+	return td;
 }
 
 /*

@@ -106,6 +106,8 @@ extern Datum caio_spi_value(int row, int column, bool *isnull);
 extern int64 caio_token_next(void);
 
 /* Argument checks shared by every SQL-callable function. */
+extern void caio_arg_required(FunctionCallInfo fcinfo, int argno,
+							  const char *what, const char *hint);
 extern char *caio_arg_name(FunctionCallInfo fcinfo, int argno, const char *what);
 extern Interval *caio_arg_ttl(FunctionCallInfo fcinfo, int argno);
 extern int64 caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno);
@@ -117,6 +119,8 @@ extern Relation caio_table_open(FunctionCallInfo fcinfo, int argno);
 extern AttrNumber caio_table_column(Relation rel, FunctionCallInfo fcinfo,
 									int argno, const char *what,
 									const Oid *types, int ntypes);
+extern struct TriggerData *caio_trigger_data(FunctionCallInfo fcinfo,
+											 const char *installer, int nargs);
 extern void caio_table_install_trigger(Relation rel, const char *trigger_name,
 									   const char *function_name, List *args,
 									   int16 events);

@@ -121,11 +121,8 @@ caio_clock_set(PG_FUNCTION_ARGS)
 	TimestampTz frozen_at;
 	Datum		values[1];
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("frozen_at must not be null"),
-				 errhint("Call caio_clock_reset() to go back to the server clock.")));
+	caio_arg_required(fcinfo, 0, "frozen_at",
+					  "Call caio_clock_reset() to go back to the server clock.");
 	frozen_at = PG_GETARG_TIMESTAMPTZ(0);
 	if (TIMESTAMP_NOT_FINITE(frozen_at))
 		ereport(ERROR,
@@ -142,10 +139,7 @@ caio_clock_advance(PG_FUNCTION_ARGS)
 	Interval   *step;
 	Datum		values[2];
 
-	if (PG_ARGISNULL(0))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("step must not be null")));
+	caio_arg_required(fcinfo, 0, "step", NULL);
 	step = PG_GETARG_INTERVAL_P(0);
 	if (step->month < 0 || step->day < 0 || step->time < 0)
 		ereport(ERROR,

@@ -138,36 +138,40 @@ caio_fencing_init(void)
 static const char *fence_hint =
 "Acquire the resource again and retry the write under the new lease.";
 
-/* LK001 for a write; newest is NULL when the resource was never leased. */
+static void refuse_stale(Relation rel, const char *resource,
+						 const char *detail) pg_attribute_noreturn();
+static void refuse_missing_token(Relation rel, const char *resource,
+								 const char *token_column,
+								 const CaioLease *newest) pg_attribute_noreturn();
+
+/* LK001 for a write, with what was wrong in the detail. */
+static void
+refuse_stale(Relation rel, const char *resource, const char *detail)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_CAIO_FENCING),
+			 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
+					resource, RelationGetRelationName(rel)),
+			 errdetail_internal("%s", detail),
+			 errhint("%s", fence_hint), errtable(rel)));
+}
+
+/* newest is NULL when the resource was never leased. */
 static void
 refuse_stale_write(Relation rel, const char *resource, int64 token,
 				   const CaioLease *newest)
 {
-	const char *table = RelationGetRelationName(rel);
-
 	if (newest == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_CAIO_FENCING),
-				 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
-						resource, table),
-				 errdetail("The write named token " INT64_FORMAT ", but no lease was ever granted for the resource.",
-						   token),
-				 errhint("%s", fence_hint), errtable(rel)));
+		refuse_stale(rel, resource,
+					 psprintf("The write named token " INT64_FORMAT ", but no lease was ever granted for the resource.",
+							  token));
 	if (newest->token == token && newest->released)
-		ereport(ERROR,
-				(errcode(ERRCODE_CAIO_FENCING),
-				 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
-						resource, table),
-				 errdetail("The write named token " INT64_FORMAT ", whose lease was released; the newest token for the resource is " INT64_FORMAT ".",
-						   token, newest->token),
-				 errhint("%s", fence_hint), errtable(rel)));
-	ereport(ERROR,
-			(errcode(ERRCODE_CAIO_FENCING),
-			 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
-					resource, table),
-			 errdetail("The write named token " INT64_FORMAT ", but the newest token for the resource is " INT64_FORMAT ".",
-					   token, newest->token),
-			 errhint("%s", fence_hint), errtable(rel)));
+		refuse_stale(rel, resource,
+					 psprintf("The write named token " INT64_FORMAT ", whose lease was released; the newest token for the resource is " INT64_FORMAT ".",
+							  token, newest->token));
+	refuse_stale(rel, resource,
+				 psprintf("The write named token " INT64_FORMAT ", but the newest token for the resource is " INT64_FORMAT ".",
+						  token, newest->token));
 }
 
 static void
@@ -188,18 +192,6 @@ refuse_missing_token(Relation rel, const char *resource,
 			 errhint("Set \"%s\" to the token of your lease, or call caio_use(lease) first.",
 					 token_column),
 			 errtable(rel)));
-}
-
-static void
-refuse_backwards(Relation rel, const char *resource, int64 token, int64 row_token)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_CAIO_FENCING),
-			 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
-					resource, RelationGetRelationName(rel)),
-			 errdetail("The write named token " INT64_FORMAT ", but the row already carries token " INT64_FORMAT "; a row's token never goes backwards.",
-					   token, row_token),
-			 errhint("%s", fence_hint), errtable(rel)));
 }
 
 /* ----------------------------------------------------------------
@@ -260,11 +252,7 @@ caio_protect(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the token column and the resource column must differ")));
-	if (PG_ARGISNULL(3))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("resource_prefix must not be null"),
-				 errhint("Pass '' for no prefix.")));
+	caio_arg_required(fcinfo, 3, "resource_prefix", "Pass '' for no prefix.");
 	prefix = text_to_cstring(PG_GETARG_TEXT_PP(3));
 	if (strlen(prefix) >= CAIO_NAME_MAX_BYTES)
 		ereport(ERROR,
@@ -311,15 +299,7 @@ fence_column(Relation rel, const char *column)
 static void
 fence_spec(FunctionCallInfo fcinfo, FenceSpec *spec)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
-
-	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_BEFORE(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
-		td->tg_trigger->tgnargs != 3)
-		ereport(ERROR,
-				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("caio_fence_trigger() must be installed by caio_protect()")));
+	TriggerData *td = caio_trigger_data(fcinfo, "caio_protect", 3);
 
 	spec->rel = td->tg_relation;
 	spec->desc = RelationGetDescr(td->tg_relation);
@@ -384,7 +364,9 @@ fence_check(const FenceSpec *spec, const char *resource, bool named,
 	if (!found || newest.token != token || newest.released)
 		refuse_stale_write(spec->rel, resource, token, found ? &newest : NULL);
 	if (has_row_token && row_token > token)
-		refuse_backwards(spec->rel, resource, token, row_token);
+		refuse_stale(spec->rel, resource,
+					 psprintf("The write named token " INT64_FORMAT ", but the row already carries token " INT64_FORMAT "; a row's token never goes backwards.",
+							  token, row_token));
 	return token;
 }
 

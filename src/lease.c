@@ -110,10 +110,7 @@ caio_lease_from_arg(FunctionCallInfo fcinfo, int argno, CaioLease *lease)
 				holder,
 				token;
 
-	if (PG_ARGISNULL(argno))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("lease must not be null")));
+	caio_arg_required(fcinfo, argno, "lease", NULL);
 	row = PG_GETARG_HEAPTUPLEHEADER(argno);
 	resource = GetAttributeByNum(row, LEASE_RESOURCE, &null_resource);
 	holder = GetAttributeByNum(row, LEASE_HOLDER, &null_holder);

@@ -69,7 +69,7 @@ version_of(HeapTuple row, TupleDesc desc, int attnum, int64 *version)
 Datum
 caio_version_trigger(PG_FUNCTION_ARGS)
 {
-	TriggerData *td = (TriggerData *) fcinfo->context;
+	TriggerData *td = caio_trigger_data(fcinfo, "caio_versioned", 1);
 	TupleDesc	desc;
 	int			attnum;
 	int64		old_version = 0;
@@ -77,11 +77,7 @@ caio_version_trigger(PG_FUNCTION_ARGS)
 	bool		has_new;
 	bool		set_version;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) ||
-		!TRIGGER_FIRED_BEFORE(td->tg_event) ||
-		!TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
-		!TRIGGER_FIRED_BY_UPDATE(td->tg_event) ||
-		td->tg_trigger->tgnargs != 1)
+	if (!TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("caio_version_trigger() must be installed by caio_versioned()")));
