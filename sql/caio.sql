@@ -20,8 +20,10 @@ CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE;
 
 -- One row per resource ever leased.  A released or expired lease keeps its row:
 -- the row holds the newest token of the resource, which is what fencing checks.
+-- Resources compare byte for byte (COLLATE "C"), as their lock tags do,
+-- whatever collation the database uses.
 CREATE TABLE caio_lease_state (
-    resource     text        PRIMARY KEY
+    resource     text        COLLATE "C" PRIMARY KEY
                              CHECK (octet_length(resource) BETWEEN 1 AND 255),
     holder       text        NOT NULL
                              CHECK (octet_length(holder) BETWEEN 1 AND 255),
@@ -50,7 +52,7 @@ SELECT pg_catalog.pg_extension_config_dump('caio_token_seq', '');
 -- The clock every caio function reads: clock_timestamp(), or the test clock.
 CREATE FUNCTION caio_now() RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'caio_now'
-    LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- Freeze the clock at a moment, for every session of this database.
 CREATE FUNCTION caio_clock_set(frozen_at timestamptz) RETURNS timestamptz
@@ -99,7 +101,7 @@ CREATE FUNCTION caio_release(lease caio_lease) RETURNS boolean
 -- The live lease of a resource, or NULL.
 CREATE FUNCTION caio_lease_of(resource text) RETURNS caio_lease
     AS 'MODULE_PATHNAME', 'caio_lease_of'
-    LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 -- One row per live lease.
 CREATE VIEW caio_leases AS

@@ -1,5 +1,7 @@
 -- caio_protect and caio_versioned check every argument against the table:
 -- a clear error with its SQLSTATE, and no trigger is left behind.
+-- Tokens from here on are 5001, 5002, ... whatever earlier suites drew.
+SELECT setval('caio_token_seq', 5000);
 CREATE TABLE guarded (id int PRIMARY KEY, wallet text, n int, tok bigint, version int,
                       small_tok int, total int GENERATED ALWAYS AS (n * 2) STORED);
 CREATE VIEW guarded_view AS SELECT * FROM guarded;
@@ -30,6 +32,18 @@ SELECT caio_protect('guarded', 'tok', 'wallet', NULL);
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_protect('guarded', 'tok', 'wallet', repeat('p', 255));
 \echo :LAST_ERROR_SQLSTATE
+-- A resource column whose text form follows session settings (DateStyle,
+-- TimeZone, ...) could name one row's resource differently in two sessions.
+CREATE TABLE dated (day date, tok bigint);
+SELECT caio_protect('dated', 'tok', 'day');
+\echo :LAST_ERROR_SQLSTATE
+DROP TABLE dated;
+-- A domain over an accepted type is accepted.
+CREATE DOMAIN wallet_address AS text CHECK (VALUE ~ '^0x');
+CREATE TABLE by_domain (wallet wallet_address, tok bigint);
+SELECT caio_protect('by_domain', 'tok', 'wallet');
+DROP TABLE by_domain;
+DROP DOMAIN wallet_address;
 -- A column name is a name, never SQL: this one simply does not exist.
 SELECT caio_protect('guarded', 'tok"; DROP TABLE guarded; --', 'wallet');
 \echo :LAST_ERROR_SQLSTATE
@@ -79,6 +93,28 @@ ALTER TABLE guarded RENAME COLUMN tok TO fence_token;
 UPDATE guarded SET n = 2;
 \echo :LAST_ERROR_SQLSTATE
 
-DROP TABLE guarded CASCADE;
+ALTER TABLE guarded RENAME COLUMN fence_token TO tok;
+DROP VIEW guarded_view;
+
+-- A token column whose type changed after caio_protect is refused when the
+-- trigger fires, before anything is written into it.
+SELECT token AS guarded_token FROM caio_acquire('0xg', 'worker-a', '1 minute') \gset
+ALTER TABLE guarded ALTER COLUMN tok TYPE numeric;
+BEGIN;
+SELECT caio_use(caio_lease_of('0xg')) IS NOT NULL AS used;
+INSERT INTO guarded (id, wallet) VALUES (2, '0xg');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT caio_release(caio_lease_of('0xg'));
+
+-- The same for a version column.
+CREATE TABLE notes (id int, v int);
+SELECT caio_versioned('notes', 'v');
+INSERT INTO notes VALUES (1, 1);
+ALTER TABLE notes ALTER COLUMN v TYPE numeric;
+UPDATE notes SET v = 2;
+\echo :LAST_ERROR_SQLSTATE
+
+DROP TABLE guarded, notes;
 DROP OWNED BY regress_caio_stranger;
 DROP ROLE regress_caio_stranger;

@@ -3,6 +3,8 @@ SET timezone = 'UTC';
 SET datestyle = 'ISO';
 SET intervalstyle = 'postgres';
 SELECT caio_clock_set('2030-02-01 00:00:00+00');
+-- Tokens from here on are 2001, 2002, ... whatever earlier suites drew.
+SELECT setval('caio_token_seq', 2000);
 SELECT token FROM caio_acquire('errors:held', 'worker-a', '1 minute');
 CREATE TEMP TABLE before AS
     SELECT (SELECT last_value FROM caio_token_seq) AS last_token,

@@ -4,6 +4,8 @@
 SET timezone = 'UTC';
 SET datestyle = 'ISO';
 SET intervalstyle = 'postgres';
+-- Tokens from here on are 6001, 6002, ... whatever earlier suites drew.
+SELECT setval('caio_token_seq', 6000);
 CREATE ROLE regress_caio_app;
 CREATE ROLE regress_caio_other;
 CREATE ROLE regress_caio_nobody;
@@ -105,6 +107,29 @@ SELECT caio_release(caio_lease_of('send:0x1'));
 RESET ROLE;
 DROP TABLE regress_sends;
 
+-- A migration role with the README's grants protects its own partitioned
+-- table and keeps adding partitions to it.
+CREATE ROLE regress_caio_migrator;
+GRANT CREATE ON SCHEMA public TO regress_caio_migrator;
+GRANT EXECUTE ON FUNCTION caio_protect(regclass, name, name, text),
+                          caio_versioned(regclass, name),
+                          caio_fence_trigger(), caio_version_trigger()
+  TO regress_caio_migrator;
+SET ROLE regress_caio_migrator;
+CREATE TABLE regress_ledger (wallet text NOT NULL, n int, fence_token bigint, version int)
+    PARTITION BY LIST (wallet);
+CREATE TABLE regress_ledger_1 PARTITION OF regress_ledger FOR VALUES IN ('0x1');
+SELECT caio_protect('regress_ledger', 'fence_token', 'wallet', 'send:');
+SELECT caio_versioned('regress_ledger', 'version');
+CREATE TABLE regress_ledger_2 PARTITION OF regress_ledger FOR VALUES IN ('0x2');
+CREATE TABLE regress_ledger_3 (LIKE regress_ledger);
+ALTER TABLE regress_ledger ATTACH PARTITION regress_ledger_3 FOR VALUES IN ('0x3');
+SELECT tgrelid::regclass AS partition, tgname FROM pg_trigger
+ WHERE tgrelid::regclass::text LIKE 'regress_ledger_%' ORDER BY 1, 2;
+DROP TABLE regress_ledger;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_caio_migrator;
+
 -- A superuser may release anyone's lease.
 SELECT caio_release(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease) AS released_by_superuser;
 
@@ -147,5 +172,5 @@ SELECT p.proname
    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
    AND (p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a WHERE a.grantee = 0));
 
-DROP OWNED BY regress_caio_app, regress_caio_other, regress_caio_nobody;
-DROP ROLE regress_caio_app, regress_caio_other, regress_caio_nobody;
+DROP OWNED BY regress_caio_app, regress_caio_other, regress_caio_nobody, regress_caio_migrator;
+DROP ROLE regress_caio_app, regress_caio_other, regress_caio_nobody, regress_caio_migrator;

@@ -37,7 +37,10 @@ PG_MODULE_MAGIC;
 void		_PG_init(void);
 
 static CaioCatalog catalog;
-static bool catalog_valid = false;
+
+/* The catalog is good while no invalidation arrived since it was loaded. */
+static uint64 catalog_invalidations = 1;
+static uint64 catalog_loaded_at = 0;
 
 /*
  * Any relcache invalidation of one of our relations (DROP EXTENSION, VACUUM,
@@ -51,7 +54,7 @@ caio_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
 		caio_clock_forget();
 	if (relid == InvalidOid || relid == catalog.lease_state ||
 		relid == catalog.clock)
-		catalog_valid = false;
+		catalog_invalidations++;
 }
 
 void
@@ -117,11 +120,13 @@ catalog_load(void)
 const CaioCatalog *
 caio_catalog(void)
 {
-	/* A callback during the lookup clears the flag again: then look again. */
-	while (!catalog_valid)
+	/* An invalidation during the lookup, or a failed lookup: look again. */
+	while (catalog_loaded_at != catalog_invalidations)
 	{
-		catalog_valid = true;
+		uint64		seen = catalog_invalidations;
+
 		catalog_load();
+		catalog_loaded_at = seen;
 	}
 	return &catalog;
 }
@@ -361,32 +366,67 @@ caio_expiry(TimestampTz now, Interval *ttl)
  * ----------------------------------------------------------------
  */
 
-/* Open the table an argument names, for its owner only. */
+/*
+ * Open the table an argument names, for its owner only.  Ownership and kind
+ * are checked before the lock is taken, so that a caller cannot queue a
+ * strong lock on a table that is not theirs.
+ */
 Relation
 caio_table_open(FunctionCallInfo fcinfo, int argno)
 {
 	Oid			relid;
-	Relation	rel;
+	char		relkind;
 
 	caio_arg_required(fcinfo, argno, "tbl", NULL);
 	relid = PG_GETARG_OID(argno);
-	rel = table_open(relid, ShareRowExclusiveLock);
-	if (rel->rd_rel->relkind != RELKIND_RELATION &&
-		rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+	relkind = get_rel_relkind(relid);
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
-				 errmsg("\"%s\" is not a table", RelationGetRelationName(rel)),
+				 errmsg("\"%s\" is not a table", get_rel_name(relid)),
 				 errdetail("caio guards ordinary and partitioned tables only.")));
 	if (!caio_rel_ownercheck(relid, GetUserId()))
-		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE,
-					   RelationGetRelationName(rel));
-	return rel;
+		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
+	return table_open(relid, ShareRowExclusiveLock);
+}
+
+/* Whether a type, or the base type of a domain over it, is one of types. */
+bool
+caio_type_is_one_of(Oid typid, const Oid *types, int ntypes)
+{
+	for (int i = 0; i < ntypes; i++)
+		if (typid == types[i])
+			return true;
+	typid = getBaseType(typid);
+	for (int i = 0; i < ntypes; i++)
+		if (typid == types[i])
+			return true;
+	return false;
+}
+
+void
+caio_column_type_error(Relation rel, const char *column, const char *what,
+					   Oid actual, const Oid *types, int ntypes)
+{
+	StringInfoData allowed;
+
+	initStringInfo(&allowed);
+	for (int i = 0; i < ntypes; i++)
+		appendStringInfo(&allowed, "%s%s",
+						 i == 0 ? "" : i == ntypes - 1 ? " or " : ", ",
+						 format_type_be(types[i]));
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("column \"%s\" of relation \"%s\" cannot be the %s",
+					column, RelationGetRelationName(rel), what),
+			 errdetail("The %s must be of type %s; this column is of type %s.",
+					   what, allowed.data, format_type_be(actual))));
 }
 
 /*
  * A column named by an argument, checked against the table (never pasted
  * into SQL): it must exist, be a plain stored column, and have one of the
- * given types (any type when ntypes is 0).
+ * given types.
  */
 AttrNumber
 caio_table_column(Relation rel, FunctionCallInfo fcinfo, int argno,
@@ -395,7 +435,6 @@ caio_table_column(Relation rel, FunctionCallInfo fcinfo, int argno,
 	const char *column;
 	AttrNumber	attnum;
 	Form_pg_attribute attr;
-	StringInfoData allowed;
 
 	caio_arg_required(fcinfo, argno, what, NULL);
 	column = NameStr(*PG_GETARG_NAME(argno));
@@ -414,24 +453,34 @@ caio_table_column(Relation rel, FunctionCallInfo fcinfo, int argno,
 						column, RelationGetRelationName(rel)),
 				 errdetail("caio reads and sets the %s before generated columns are computed.",
 						   what)));
-	if (ntypes == 0)
-		return attnum;
-	for (int i = 0; i < ntypes; i++)
-		if (attr->atttypid == types[i])
-			return attnum;
+	if (!caio_type_is_one_of(attr->atttypid, types, ntypes))
+		caio_column_type_error(rel, column, what, attr->atttypid, types, ntypes);
+	return attnum;
+}
 
-	initStringInfo(&allowed);
-	for (int i = 0; i < ntypes; i++)
-		appendStringInfo(&allowed, "%s%s",
-						 i == 0 ? "" : i == ntypes - 1 ? " or " : ", ",
-						 format_type_be(types[i]));
-	ereport(ERROR,
-			(errcode(ERRCODE_DATATYPE_MISMATCH),
-			 errmsg("column \"%s\" of relation \"%s\" cannot be the %s",
-					column, RelationGetRelationName(rel), what),
-			 errdetail("The %s must be of type %s; this column is of type %s.",
-					   what, allowed.data, format_type_be(attr->atttypid))));
-	return InvalidAttrNumber;	/* not reached */
+/*
+ * The attribute number of a column that a trigger argument names, checked
+ * again each time the trigger fires: the table may have changed since the
+ * trigger was installed.
+ */
+int
+caio_trigger_column(Relation rel, const char *column, const char *what,
+					const Oid *types, int ntypes)
+{
+	int			attnum = SPI_fnumber(RelationGetDescr(rel), column);
+	Oid			typid;
+
+	if (attnum <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" of table \"%s\" does not exist",
+						column, RelationGetRelationName(rel)),
+				 errdetail("caio's trigger on the table names it as the %s.", what),
+				 errhint("Install the trigger again after renaming or dropping a column it names.")));
+	typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
+	if (!caio_type_is_one_of(typid, types, ntypes))
+		caio_column_type_error(rel, column, what, typid, types, ntypes);
+	return attnum;
 }
 
 /*

@@ -30,11 +30,24 @@
 #endif
 
 #if PG_VERSION_NUM >= 170000
-#include "storage/procnumber.h"
+#include "storage/procarray.h"
 #define CAIO_PROC_OF_VXID(vxid)	ProcNumberGetProc((vxid).procNumber)
 #else
 #include "storage/sinvaladt.h"
 #define CAIO_PROC_OF_VXID(vxid)	BackendIdGetProc((vxid).backendId)
+#endif
+
+#if PG_VERSION_NUM >= 140000
+#include "utils/wait_event.h"
+#else
+#include "pgstat.h"				/* PG_WAIT_EXTENSION */
+#endif
+
+/* PostgreSQL 17 has infinite intervals; older versions have none. */
+#ifdef INTERVAL_NOT_FINITE
+#define CAIO_INTERVAL_IS_FINITE(span) (!INTERVAL_NOT_FINITE(span))
+#else
+#define CAIO_INTERVAL_IS_FINITE(span) true
 #endif
 
 /* ----------------------------------------------------------------
@@ -119,6 +132,12 @@ extern Relation caio_table_open(FunctionCallInfo fcinfo, int argno);
 extern AttrNumber caio_table_column(Relation rel, FunctionCallInfo fcinfo,
 									int argno, const char *what,
 									const Oid *types, int ntypes);
+extern int	caio_trigger_column(Relation rel, const char *column, const char *what,
+								const Oid *types, int ntypes);
+extern bool caio_type_is_one_of(Oid typid, const Oid *types, int ntypes);
+extern void caio_column_type_error(Relation rel, const char *column,
+								   const char *what, Oid actual,
+								   const Oid *types, int ntypes) pg_attribute_noreturn();
 extern struct TriggerData *caio_trigger_data(FunctionCallInfo fcinfo,
 											 const char *installer, int nargs);
 extern void caio_table_install_trigger(Relation rel, const char *trigger_name,
@@ -164,7 +183,7 @@ extern void caio_clock_forget(void);
 extern uint64 caio_resource_key(const char *resource);
 extern bool caio_resource_trylock(uint64 key);
 extern void caio_resource_lock(uint64 key, LOCKMODE mode);
-extern void caio_resource_unlock(uint64 key);
+extern void caio_resource_unlock(uint64 key, LOCKMODE mode);
 extern void caio_waiter_enter(uint64 key);
 extern void caio_waiter_leave(uint64 key);
 extern void caio_wake_all_waiters_at_end(void);

@@ -23,7 +23,9 @@ PG_FUNCTION_INFO_V1(caio_clock_set);
 PG_FUNCTION_INFO_V1(caio_clock_advance);
 PG_FUNCTION_INFO_V1(caio_clock_reset);
 
-static bool clock_known = false;
+/* The cache is good while no invalidation arrived since it was loaded. */
+static uint64 clock_invalidations = 1;
+static uint64 clock_loaded_at = 0;
 static bool clock_frozen = false;
 static TimestampTz clock_frozen_at = 0;
 
@@ -48,7 +50,7 @@ static CaioPlan reset_plan = CAIO_PLAN_NO_ARGS(
 void
 caio_clock_forget(void)
 {
-	clock_known = false;
+	clock_invalidations++;
 }
 
 /*
@@ -75,10 +77,17 @@ TimestampTz
 caio_clock_now(bool *frozen)
 {
 	AcceptInvalidationMessages();
-	while (!clock_known)
+
+	/*
+	 * An invalidation that arrives during the load, or a load that fails,
+	 * leaves the cache stale, and the next reading loads again.
+	 */
+	while (clock_loaded_at != clock_invalidations)
 	{
-		clock_known = true;
+		uint64		seen = clock_invalidations;
+
 		clock_load();
+		clock_loaded_at = seen;
 	}
 	if (frozen)
 		*frozen = clock_frozen;
@@ -141,6 +150,10 @@ caio_clock_advance(PG_FUNCTION_ARGS)
 
 	caio_arg_required(fcinfo, 0, "step", NULL);
 	step = PG_GETARG_INTERVAL_P(0);
+	if (!CAIO_INTERVAL_IS_FINITE(step))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("step must be finite")));
 	if (step->month < 0 || step->day < 0 || step->time < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

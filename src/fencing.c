@@ -35,6 +35,16 @@ PG_FUNCTION_INFO_V1(caio_fence_trigger);
 
 #define FENCE_TRIGGER_NAME	"caio_fence"
 
+static const Oid token_types[] = {INT8OID};
+
+/*
+ * Types whose text form, which names the resource, does not depend on
+ * session settings (a date's would follow DateStyle, and two sessions could
+ * then name one row's resource differently).
+ */
+static const Oid resource_types[] = {TEXTOID, VARCHAROID, BPCHAROID, NAMEOID,
+INT2OID, INT4OID, INT8OID, NUMERICOID, UUIDOID};
+
 /* ----------------------------------------------------------------
  * Leases named by caio_use in the current transaction
  * ----------------------------------------------------------------
@@ -84,6 +94,8 @@ remember_used(const char *resource, int64 token)
 		used = &used_leases[used_count++];
 		used->resource = MemoryContextStrdup(TopMemoryContext, resource);
 	}
+	else if (used->token == token)
+		return;					/* named already, maybe in an outer level */
 	used->token = token;
 	used->subxid = GetCurrentSubTransactionId();
 }
@@ -238,7 +250,6 @@ caio_use(PG_FUNCTION_ARGS)
 Datum
 caio_protect(PG_FUNCTION_ARGS)
 {
-	static const Oid token_types[] = {INT8OID};
 	Relation	rel = caio_table_open(fcinfo, 0);
 	AttrNumber	token_att;
 	AttrNumber	resource_att;
@@ -247,7 +258,8 @@ caio_protect(PG_FUNCTION_ARGS)
 
 	token_att = caio_table_column(rel, fcinfo, 1, "token column",
 								  token_types, lengthof(token_types));
-	resource_att = caio_table_column(rel, fcinfo, 2, "resource column", NULL, 0);
+	resource_att = caio_table_column(rel, fcinfo, 2, "resource column",
+									 resource_types, lengthof(resource_types));
 	if (token_att == resource_att)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -282,20 +294,6 @@ typedef struct FenceSpec
 	const char *prefix;
 } FenceSpec;
 
-static int
-fence_column(Relation rel, const char *column)
-{
-	int			attnum = SPI_fnumber(RelationGetDescr(rel), column);
-
-	if (attnum <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of protected table \"%s\" does not exist",
-						column, RelationGetRelationName(rel)),
-				 errhint("Run caio_protect() again after renaming or dropping a column it names.")));
-	return attnum;
-}
-
 static void
 fence_spec(FunctionCallInfo fcinfo, FenceSpec *spec)
 {
@@ -304,8 +302,12 @@ fence_spec(FunctionCallInfo fcinfo, FenceSpec *spec)
 	spec->rel = td->tg_relation;
 	spec->desc = RelationGetDescr(td->tg_relation);
 	spec->token_column = td->tg_trigger->tgargs[0];
-	spec->token_att = fence_column(spec->rel, spec->token_column);
-	spec->resource_att = fence_column(spec->rel, td->tg_trigger->tgargs[1]);
+	spec->token_att = caio_trigger_column(spec->rel, spec->token_column,
+										  "token column", token_types,
+										  lengthof(token_types));
+	spec->resource_att = caio_trigger_column(spec->rel, td->tg_trigger->tgargs[1],
+											 "resource column", resource_types,
+											 lengthof(resource_types));
 	spec->prefix = td->tg_trigger->tgargs[2];
 }
 

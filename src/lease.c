@@ -18,13 +18,14 @@
 #include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
+#include "portability/instr_time.h"
 #include "storage/latch.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/memutils.h"
 #include "utils/rel.h"
 #include "utils/snapmgr.h"
-#include "utils/wait_event.h"
 
 #include "caio.h"
 
@@ -275,17 +276,38 @@ lease_grant(const AcquireRequest *req, bool takeover, TimestampTz now,
 	caio_spi_run(takeover ? &takeover_plan : &insert_plan, values, NULL, false);
 }
 
+/* Whether a live lease belongs to someone other than the requester. */
+static bool
+lease_held_by_other(const AcquireRequest *req, const CaioLease *lease,
+					TimestampTz now)
+{
+	return lease_is_live(lease, now) &&
+		!(strcmp(lease->holder, req->holder) == 0 &&
+		  has_privs_of_role(req->caller, lease->holder_role));
+}
+
 /*
- * One attempt.  The new token is drawn only after the resource's lock is ours
- * and only for a new lease, so a resource's grants follow token order.
+ * One attempt.  While another holder's lease is live there is nothing to do,
+ * so the first look takes no lock: taking the lock and letting it go would
+ * only wake the other waiters for nothing.  Whatever later changes the lease
+ * ends a transaction that wakes us.  Otherwise look again under the lock.
+ * The new token is drawn only then, and only for a new lease, so a
+ * resource's grants follow token order.
  */
 static AcquireOutcome
 lease_try_acquire(const AcquireRequest *req, CaioLease *lease,
 				  TimestampTz *busy_until)
 {
-	TimestampTz now;
-	TimestampTz expires_at;
+	TimestampTz now = caio_clock_now(NULL);
+	TimestampTz expires_at = caio_expiry(now, req->ttl);
 	bool		found;
+
+	if (caio_lease_lookup(req->resource, lease) &&
+		lease_held_by_other(req, lease, now))
+	{
+		*busy_until = lease->expires_at;
+		return ACQUIRE_HELD;
+	}
 
 	if (!caio_resource_trylock(req->key))
 		return ACQUIRE_LOCKED;
@@ -293,39 +315,49 @@ lease_try_acquire(const AcquireRequest *req, CaioLease *lease,
 	now = caio_clock_now(NULL);
 	expires_at = caio_expiry(now, req->ttl);
 	found = caio_lease_lookup(req->resource, lease);
-
-	if (found && lease_is_live(lease, now))
+	if (found && lease_held_by_other(req, lease, now))
 	{
-		if (strcmp(lease->holder, req->holder) == 0 &&
-			has_privs_of_role(req->caller, lease->holder_role))
-		{
-			/* The same holder asking again: a retry after a lost reply. */
-			Datum		values[2] = {CStringGetTextDatum(req->resource),
-			TimestampTzGetDatum(expires_at)};
-
-			caio_spi_run(&extend_plan, values, NULL, false);
-			lease->holder = req->holder;
-			lease->expires_at = expires_at;
-			return ACQUIRE_GRANTED;
-		}
-		caio_resource_unlock(req->key);
+		/* Taken between our two looks. */
+		caio_resource_unlock(req->key, ExclusiveLock);
 		*busy_until = lease->expires_at;
 		return ACQUIRE_HELD;
+	}
+	if (found && lease_is_live(lease, now))
+	{
+		/* The same holder asking again: a retry after a lost reply. */
+		Datum		values[2] = {CStringGetTextDatum(req->resource),
+		TimestampTzGetDatum(expires_at)};
+
+		caio_spi_run(&extend_plan, values, NULL, false);
+		lease->resource = req->resource;
+		lease->holder = req->holder;
+		lease->expires_at = expires_at;
+		return ACQUIRE_GRANTED;
 	}
 
 	lease_grant(req, found, now, expires_at, lease);
 	return ACQUIRE_GRANTED;
 }
 
+/* Microseconds since start, by the monotonic clock. */
+static int64
+usecs_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return (int64) INSTR_TIME_GET_MICROSEC(now);
+}
+
 /* How long to sleep: until the deadline, or until the busy lease expires. */
 static long
-acquire_sleep_ms(AcquireOutcome outcome, TimestampTz deadline,
+acquire_sleep_ms(AcquireOutcome outcome, int64 remaining_usecs,
 				 TimestampTz busy_until)
 {
 	bool		frozen;
 	TimestampTz now = caio_clock_now(&frozen);
-	TimestampTz real_now = GetCurrentTimestamp();
-	int64		usecs = deadline - real_now;
+	int64		usecs = remaining_usecs;
 
 	/* A frozen clock moves only by caio_clock_*, which wakes us. */
 	if (outcome == ACQUIRE_HELD && !frozen)
@@ -335,23 +367,37 @@ acquire_sleep_ms(AcquireOutcome outcome, TimestampTz deadline,
 
 /*
  * Try, and while the resource is busy and `wait` lasts, sleep until someone
- * changes the resource, its lease expires, or the wait ends.  Registering as
- * a waiter before the second look means no wake-up can fall between a look
- * and the sleep.
+ * changes the resource, its lease expires, or the wait ends.  `wait` is
+ * measured by the monotonic clock.  Registering as a waiter before the
+ * second look means no wake-up can fall between a look and the sleep.  Each
+ * attempt runs in a memory context of its own, reset before the next, so a
+ * long wait does not accumulate memory.
  */
 static bool
 lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 {
-	TimestampTz deadline = GetCurrentTimestamp() + wait_usecs;
+	MemoryContext attempt_context = AllocSetContextCreate(CurrentMemoryContext,
+														  "caio acquire attempt",
+														  ALLOCSET_SMALL_SIZES);
+	MemoryContext old_context;
+	instr_time	start;
 	TimestampTz busy_until = 0;
 	bool		waiting = false;
 	AcquireOutcome outcome;
 
+	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
+		int64		remaining;
+
+		old_context = MemoryContextSwitchTo(attempt_context);
 		outcome = lease_try_acquire(req, lease, &busy_until);
-		if (outcome == ACQUIRE_GRANTED || GetCurrentTimestamp() >= deadline)
+		MemoryContextSwitchTo(old_context);
+
+		remaining = wait_usecs - usecs_since(start);
+		if (outcome == ACQUIRE_GRANTED || remaining <= 0)
 			break;
+		MemoryContextReset(attempt_context);
 		if (!waiting)
 		{
 			caio_waiter_enter(req->key);
@@ -359,7 +405,7 @@ lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 			continue;
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 acquire_sleep_ms(outcome, deadline, busy_until),
+						 acquire_sleep_ms(outcome, remaining, busy_until),
 						 PG_WAIT_EXTENSION);
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
@@ -367,6 +413,8 @@ lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 
 	if (waiting)
 		caio_waiter_leave(req->key);
+	/* A granted lease points only at the request's strings and plain values. */
+	MemoryContextDelete(attempt_context);
 	return outcome == ACQUIRE_GRANTED;
 }
 
@@ -434,18 +482,22 @@ caio_renew(PG_FUNCTION_ARGS)
 	CaioSpi		spi;
 	TimestampTz now;
 	bool		renewed;
+	uint64		key;
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
 	ttl = caio_arg_ttl(fcinfo, 1);
+	key = caio_resource_key(lease.resource);
 
 	caio_spi_begin(&spi);
-	caio_resource_lock(caio_resource_key(lease.resource), ShareLock);
+	caio_resource_lock(key, ShareLock);
 	now = caio_clock_now(NULL);
 	lease.expires_at = caio_expiry(now, ttl);
 	renewed = lease_update_held(&renew_plan, &lease, lease.expires_at, now,
 								&lease.acquired_at);
 	if (renewed)
 		lease_check_owner(&lease, spi.caller, "renew");
+	else
+		caio_resource_unlock(key, ShareLock);	/* changed nothing: hold nothing */
 	caio_spi_end(&spi);
 
 	if (!renewed)
@@ -464,16 +516,20 @@ caio_release(PG_FUNCTION_ARGS)
 	CaioSpi		spi;
 	TimestampTz now;
 	bool		matched;
+	uint64		key;
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
+	key = caio_resource_key(lease.resource);
 
 	caio_spi_begin(&spi);
-	caio_resource_lock(caio_resource_key(lease.resource), ExclusiveLock);
+	caio_resource_lock(key, ExclusiveLock);
 	now = caio_clock_now(NULL);
 	matched = lease_update_held(&release_plan, &lease, now, now,
 								&lease.expires_at);
 	if (matched)
 		lease_check_owner(&lease, spi.caller, "release");
+	else
+		caio_resource_unlock(key, ExclusiveLock);	/* changed nothing */
 	caio_spi_end(&spi);
 
 	PG_RETURN_BOOL(matched && lease.expires_at > now);

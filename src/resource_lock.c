@@ -103,8 +103,11 @@ caio_resource_lock(uint64 key, LOCKMODE mode)
 	remember_touched(key);
 }
 
-/* Set the latch of every session holding a (waiter) lock on this tag. */
-static void
+/*
+ * Set the latch of every session holding a (waiter) lock on this tag;
+ * returns how many hold it.
+ */
+static int
 wake_holders(const LOCKTAG *tag)
 {
 	MemoryContext old = MemoryContextSwitchTo(wake_context);
@@ -120,6 +123,22 @@ wake_holders(const LOCKTAG *tag)
 	}
 	MemoryContextSwitchTo(old);
 	MemoryContextReset(wake_context);
+	return count;
+}
+
+/* Whether any session waits for any resource (every waiter holds this tag). */
+static bool
+anyone_waiting(void)
+{
+	MemoryContext old = MemoryContextSwitchTo(wake_context);
+	LOCKTAG		tag;
+	int			count;
+
+	set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
+	(void) GetLockConflicts(&tag, ExclusiveLock, &count);
+	MemoryContextSwitchTo(old);
+	MemoryContextReset(wake_context);
+	return count > 0;
 }
 
 static void
@@ -128,20 +147,20 @@ wake_waiters(uint64 key)
 	LOCKTAG		tag;
 
 	set_tag(&tag, key, CAIO_TAG_WAITER);
-	wake_holders(&tag);
+	(void) wake_holders(&tag);
 }
 
 /*
  * Let go of a lock taken in this transaction that turned out not to be needed
- * (the resource was busy).  Someone may have found it taken meanwhile.
+ * (nothing was changed under it).  Someone may have found it taken meanwhile.
  */
 void
-caio_resource_unlock(uint64 key)
+caio_resource_unlock(uint64 key, LOCKMODE mode)
 {
 	LOCKTAG		tag;
 
 	set_tag(&tag, key, CAIO_TAG_RESOURCE);
-	LockRelease(&tag, ExclusiveLock, false);
+	LockRelease(&tag, mode, false);
 	wake_waiters(key);
 }
 
@@ -187,14 +206,16 @@ caio_release_callback(ResourceReleasePhase phase, bool isCommit,
 	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || (isCommit && !isTopLevel))
 		return;
 
-	for (int i = 0; i < touched_count; i++)
-		wake_waiters(touched_keys[i]);
-	if (wake_everyone)
+	/* One look at the lock table in the common case: nobody waits. */
+	if ((touched_count > 0 || wake_everyone) && anyone_waiting())
 	{
 		LOCKTAG		tag;
 
+		for (int i = 0; i < touched_count; i++)
+			wake_waiters(touched_keys[i]);
 		set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
-		wake_holders(&tag);
+		if (wake_everyone)
+			(void) wake_holders(&tag);
 	}
 
 	if (isTopLevel)

@@ -18,6 +18,7 @@
 #include "commands/trigger.h"
 #include "nodes/value.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "caio.h"
@@ -27,10 +28,11 @@ PG_FUNCTION_INFO_V1(caio_version_trigger);
 
 #define VERSION_TRIGGER_NAME "caio_version"
 
+static const Oid version_types[] = {INT8OID, INT4OID, INT2OID};
+
 Datum
 caio_versioned(PG_FUNCTION_ARGS)
 {
-	static const Oid version_types[] = {INT8OID, INT4OID, INT2OID};
 	Relation	rel = caio_table_open(fcinfo, 0);
 
 	(void) caio_table_column(rel, fcinfo, 1, "version column",
@@ -51,7 +53,7 @@ version_of(HeapTuple row, TupleDesc desc, int attnum, int64 *version)
 
 	if (isnull)
 		return false;
-	switch (SPI_gettypeid(desc, attnum))
+	switch (getBaseType(SPI_gettypeid(desc, attnum)))
 	{
 		case INT2OID:
 			*version = DatumGetInt16(value);
@@ -83,14 +85,9 @@ caio_version_trigger(PG_FUNCTION_ARGS)
 				 errmsg("caio_version_trigger() must be installed by caio_versioned()")));
 
 	desc = RelationGetDescr(td->tg_relation);
-	attnum = SPI_fnumber(desc, td->tg_trigger->tgargs[0]);
-	if (attnum <= 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" of versioned table \"%s\" does not exist",
-						td->tg_trigger->tgargs[0],
-						RelationGetRelationName(td->tg_relation)),
-				 errhint("Run caio_versioned() again after renaming or dropping the version column.")));
+	attnum = caio_trigger_column(td->tg_relation, td->tg_trigger->tgargs[0],
+								 "version column", version_types,
+								 lengthof(version_types));
 
 	/* A row with no version yet is at version 0. */
 	(void) version_of(td->tg_trigtuple, desc, attnum, &old_version);
