@@ -41,9 +41,45 @@ CREATE TABLE caio_clock (
                            CHECK (frozen_at > '-infinity' AND frozen_at < 'infinity')
 );
 
--- Leases and their tokens survive pg_dump; the test clock does not.
+-- One row per EVM wallet (chain, address): the hot row of nonce reservation.
+-- Only next_nonce changes on a reservation, and it is in no index, so with
+-- room on the page the update is HOT.
+CREATE TABLE caio_nonce_wallet (
+    chain_id     bigint      NOT NULL CHECK (chain_id > 0),
+    address      text        COLLATE "C" NOT NULL
+                             CHECK (address ~ '^0x[0-9a-f]{40}$'),
+    chain_count  bigint      NOT NULL DEFAULT 0 CHECK (chain_count >= 0),
+    next_nonce   bigint      NOT NULL DEFAULT 0 CHECK (next_nonce >= 0),
+    synced_at    timestamptz,
+    PRIMARY KEY (chain_id, address)
+) WITH (fillfactor = 50);
+
+-- One row per nonce handed out, with its state and the lease it went under.
+CREATE TABLE caio_nonce_reservation (
+    chain_id     bigint      NOT NULL,
+    address      text        COLLATE "C" NOT NULL,
+    nonce        bigint      NOT NULL CHECK (nonce >= 0),
+    state        text        NOT NULL CHECK (state IN ('reserved', 'signed', 'broadcast',
+                                                       'mined', 'dropped', 'released')),
+    resource     text,       -- the lease a reservation went under, if any
+    holder       text,
+    token        bigint,
+    tx_hash      text        CHECK (tx_hash ~ '^0x[0-9a-f]{64}$'),
+    tx_hashes    text[],     -- every attempt (replacements) on this nonce
+    reserved_at  timestamptz NOT NULL,
+    updated_at   timestamptz NOT NULL,
+    PRIMARY KEY (chain_id, address, nonce)
+) WITH (fillfactor = 80);
+
+-- Finds a wallet's lowest released nonce without a scan.
+CREATE INDEX caio_nonce_released ON caio_nonce_reservation (chain_id, address, nonce)
+    WHERE state = 'released';
+
+-- Leases, tokens and nonces survive pg_dump; the test clock does not.
 SELECT pg_catalog.pg_extension_config_dump('caio_lease_state', '');
 SELECT pg_catalog.pg_extension_config_dump('caio_token_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('caio_nonce_wallet', '');
+SELECT pg_catalog.pg_extension_config_dump('caio_nonce_reservation', '');
 
 ------------------------------------------------------------------------------
 -- Time
@@ -145,10 +181,67 @@ CREATE FUNCTION caio_version_trigger() RETURNS trigger
     LANGUAGE C;
 
 ------------------------------------------------------------------------------
+-- Nonce reservation (EVM accounts)
+------------------------------------------------------------------------------
+
+-- The next nonce of a wallet, reserved inside the caller's transaction: a
+-- rollback gives it back.  Concurrent callers on one wallet queue and get
+-- consecutive nonces; the lowest released nonce is reused first.  Under a
+-- lease, the lease must be current, and the reservation records it.
+CREATE FUNCTION caio_nonce_reserve(chain_id bigint, address text,
+                                   lease caio_lease DEFAULT NULL)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'caio_nonce_reserve'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Hand an unused (never broadcast) nonce back; false if it was not reserved.
+CREATE FUNCTION caio_nonce_release(chain_id bigint, address text, nonce bigint)
+    RETURNS boolean
+    AS 'MODULE_PATHNAME', 'caio_nonce_release'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Take the chain's transaction count for the address (mined, "latest"),
+-- settle what it proves, and return the nonce that reserve would hand out.
+CREATE FUNCTION caio_nonce_sync(chain_id bigint, address text, chain_count bigint)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'caio_nonce_sync'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Move a reservation forward: reserved -> signed -> broadcast -> mined or
+-- dropped; released, for one never broadcast.
+CREATE FUNCTION caio_nonce_mark(chain_id bigint, address text, nonce bigint, state text,
+                                tx_hash text DEFAULT NULL, lease caio_lease DEFAULT NULL)
+    RETURNS void
+    AS 'MODULE_PATHNAME', 'caio_nonce_mark'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- The EIP-55 (checksummed) form of an address.
+CREATE FUNCTION caio_address_checksum(address text) RETURNS text
+    AS 'MODULE_PATHNAME', 'caio_address_checksum'
+    LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE;
+
+-- One row per reservation.
+CREATE VIEW caio_nonces AS
+    SELECT chain_id, address, nonce, state, holder, token, tx_hash, reserved_at, updated_at
+      FROM caio_nonce_reservation;
+
+-- The holes of each wallet: nonces between the chain's count and the next
+-- nonce that no pending transaction uses (never reserved, or released).
+-- Every later transaction waits for them; a stuck wallet shows here.
+CREATE VIEW caio_nonce_holes AS
+    SELECT w.chain_id, w.address, n.nonce, r.state
+      FROM caio_nonce_wallet w
+     CROSS JOIN LATERAL generate_series(w.chain_count, w.next_nonce - 1) AS n(nonce)
+      LEFT JOIN caio_nonce_reservation r
+        ON r.chain_id = w.chain_id AND r.address = w.address AND r.nonce = n.nonce
+     WHERE r.state IS NULL OR r.state = 'released';
+
+------------------------------------------------------------------------------
 -- Privileges: nothing for PUBLIC.
 ------------------------------------------------------------------------------
 
-REVOKE ALL ON TABLE caio_lease_state, caio_clock, caio_leases FROM PUBLIC;
+REVOKE ALL ON TABLE caio_lease_state, caio_clock, caio_leases, caio_nonce_wallet,
+    caio_nonce_reservation, caio_nonces, caio_nonce_holes FROM PUBLIC;
 REVOKE ALL ON SEQUENCE caio_token_seq FROM PUBLIC;
 REVOKE ALL ON TYPE caio_lease FROM PUBLIC;
 REVOKE ALL ON FUNCTION
@@ -164,5 +257,10 @@ REVOKE ALL ON FUNCTION
     caio_use(caio_lease),
     caio_versioned(regclass, name),
     caio_fence_trigger(),
-    caio_version_trigger()
+    caio_version_trigger(),
+    caio_nonce_reserve(bigint, text, caio_lease),
+    caio_nonce_release(bigint, text, bigint),
+    caio_nonce_sync(bigint, text, bigint),
+    caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
+    caio_address_checksum(text)
   FROM PUBLIC;

@@ -18,9 +18,14 @@ GRANT EXECUTE ON FUNCTION
     caio_renew(caio_lease, interval),
     caio_release(caio_lease),
     caio_lease_of(text),
-    caio_use(caio_lease)
+    caio_use(caio_lease),
+    caio_nonce_reserve(bigint, text, caio_lease),
+    caio_nonce_release(bigint, text, bigint),
+    caio_nonce_sync(bigint, text, bigint),
+    caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
+    caio_address_checksum(text)
   TO regress_caio_app, regress_caio_other;
-GRANT SELECT ON caio_leases TO regress_caio_app, regress_caio_other;
+GRANT SELECT ON caio_leases, caio_nonces, caio_nonce_holes TO regress_caio_app, regress_caio_other;
 
 -- A role without grants can do nothing.
 SET ROLE regress_caio_nobody;
@@ -52,6 +57,12 @@ INSERT INTO caio_lease_state VALUES ('priv:x', 'app-1', 'regress_caio_app', 1, n
 SELECT nextval('caio_token_seq');
 \echo :LAST_ERROR_SQLSTATE
 SELECT setval('caio_token_seq', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, '0xde709f2102306220921060314715629080e2fb77') AS nonce;
+SELECT nonce, state FROM caio_nonces WHERE address = '0xde709f2102306220921060314715629080e2fb77';
+UPDATE caio_nonce_wallet SET next_nonce = 0;
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM caio_nonce_reservation;
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_clock_set('2030-01-01');
 \echo :LAST_ERROR_SQLSTATE

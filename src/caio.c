@@ -7,6 +7,7 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/tableam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/xact.h"
@@ -19,6 +20,7 @@
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
 #include "utils/acl.h"
+#include "utils/datum.h"
 #include "utils/rel.h"
 #include "commands/sequence.h"
 #include "lib/stringinfo.h"
@@ -104,6 +106,11 @@ catalog_load(void)
 
 	catalog.lease_state = caio_relation("caio_lease_state");
 	catalog.lease_state_pkey = caio_relation("caio_lease_state_pkey");
+	catalog.nonce_wallet = caio_relation("caio_nonce_wallet");
+	catalog.nonce_wallet_pkey = caio_relation("caio_nonce_wallet_pkey");
+	catalog.nonce_reservation = caio_relation("caio_nonce_reservation");
+	catalog.nonce_reservation_pkey = caio_relation("caio_nonce_reservation_pkey");
+	catalog.nonce_released = caio_relation("caio_nonce_released");
 	catalog.clock = caio_relation("caio_clock");
 	catalog.token_seq = caio_relation("caio_token_seq");
 
@@ -233,6 +240,53 @@ int64
 caio_token_next(void)
 {
 	return nextval_internal(caio_catalog()->token_seq, false);
+}
+
+/*
+ * The first row that an index scan with these keys finds in a table, read
+ * straight through the index: the hot paths use this instead of SPI.  Like
+ * caio_spi_run it sees the newest committed state and this transaction's
+ * own changes.  The row's columns are copied into values and isnull.
+ */
+bool
+caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
+				 Datum *values, bool *isnull)
+{
+	Relation	heap = table_open(heap_oid, AccessShareLock);
+	Relation	index = index_open(index_oid, AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	TupleDesc	desc = RelationGetDescr(heap);
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	bool		found;
+
+	for (int i = 0; i < nkeys; i++)
+		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = index_beginscan(heap, index, snapshot, nkeys, 0);
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	found = index_getnext_slot(scan, ForwardScanDirection, slot);
+	if (found)
+	{
+		slot_getallattrs(slot);
+		for (int i = 0; i < desc->natts; i++)
+		{
+			Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+			isnull[i] = slot->tts_isnull[i];
+			values[i] = isnull[i] ? (Datum) 0 :
+				datumCopy(slot->tts_values[i], attr->attbyval, attr->attlen);
+		}
+	}
+
+	index_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	return found;
 }
 
 /* ----------------------------------------------------------------

@@ -8,6 +8,7 @@
 #define CAIO_H
 
 #include "fmgr.h"
+#include "access/skey.h"
 #include "executor/spi.h"
 #include "storage/lockdefs.h"
 #include "utils/relcache.h"
@@ -75,6 +76,11 @@ typedef struct CaioCatalog
 	Oid			owner;			/* owner of the extension and its tables */
 	Oid			lease_state;
 	Oid			lease_state_pkey;
+	Oid			nonce_wallet;
+	Oid			nonce_wallet_pkey;
+	Oid			nonce_reservation;
+	Oid			nonce_reservation_pkey;
+	Oid			nonce_released;
 	Oid			clock;
 	Oid			token_seq;
 	uint32		generation;		/* bumped whenever an OID above changes */
@@ -116,6 +122,8 @@ extern uint64 caio_spi_run(CaioPlan *plan, Datum *values, const char *nulls,
 						   bool read_only);
 extern Datum caio_spi_value(int row, int column, bool *isnull);
 
+extern bool caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys,
+							 int nkeys, Datum *values, bool *isnull);
 extern int64 caio_token_next(void);
 
 /* Argument checks shared by every SQL-callable function. */
@@ -168,6 +176,15 @@ extern bool caio_lease_lookup(const char *resource, CaioLease *lease);
  * ----------------------------------------------------------------
  */
 extern void caio_fencing_init(void);
+extern void caio_lease_require_current(const CaioLease *lease, CaioLease *newest);
+
+/* ----------------------------------------------------------------
+ * address.c: EVM addresses
+ * ----------------------------------------------------------------
+ */
+extern void caio_keccak256(const uint8 *data, size_t len, uint8 digest[32]);
+extern char *caio_address_parse(const char *text);
+extern char *caio_arg_address(FunctionCallInfo fcinfo, int argno);
 
 /* ----------------------------------------------------------------
  * clock.c: the time every caio function reads
@@ -184,6 +201,7 @@ extern uint64 caio_resource_key(const char *resource);
 extern bool caio_resource_trylock(uint64 key);
 extern void caio_resource_lock(uint64 key, LOCKMODE mode);
 extern void caio_resource_unlock(uint64 key, LOCKMODE mode);
+extern void caio_wallet_lock(int64 chain_id, const char *address, LOCKMODE mode);
 extern void caio_waiter_enter(uint64 key);
 extern void caio_waiter_leave(uint64 key);
 extern void caio_wake_all_waiters_at_end(void);

@@ -211,32 +211,42 @@ refuse_missing_token(Relation rel, const char *resource,
  * ----------------------------------------------------------------
  */
 
+/*
+ * Check that a lease is its resource's newest and not released (LK001
+ * otherwise), and keep it so until the transaction ends: the resource's lock
+ * is held in share mode, so no new lease can be granted meanwhile.
+ */
+void
+caio_lease_require_current(const CaioLease *lease, CaioLease *newest)
+{
+	bool		found;
+
+	caio_resource_lock(caio_resource_key(lease->resource), ShareLock);
+	found = caio_lease_lookup(lease->resource, newest);
+	if (!found || newest->token != lease->token || newest->released ||
+		strcmp(newest->holder, lease->holder) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_CAIO_FENCING),
+				 errmsg("lease on resource \"%s\" is not current", lease->resource),
+				 !found
+				 ? errdetail("The lease names token " INT64_FORMAT ", but no lease was ever granted for the resource.",
+							 lease->token)
+				 : newest->token == lease->token && newest->released
+				 ? errdetail("The lease names token " INT64_FORMAT ", which was released; the newest token for the resource is " INT64_FORMAT ".",
+							 lease->token, newest->token)
+				 : errdetail("The lease names token " INT64_FORMAT " held by \"%s\", but the newest token for the resource is " INT64_FORMAT ", held by \"%s\".",
+							 lease->token, lease->holder, newest->token, newest->holder),
+				 errhint("%s", fence_hint)));
+}
+
 Datum
 caio_use(PG_FUNCTION_ARGS)
 {
 	CaioLease	lease;
 	CaioLease	newest;
-	bool		found;
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
-	caio_resource_lock(caio_resource_key(lease.resource), ShareLock);
-	found = caio_lease_lookup(lease.resource, &newest);
-
-	if (!found || newest.token != lease.token || newest.released ||
-		strcmp(newest.holder, lease.holder) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_CAIO_FENCING),
-				 errmsg("lease on resource \"%s\" is not current", lease.resource),
-				 !found
-				 ? errdetail("The lease names token " INT64_FORMAT ", but no lease was ever granted for the resource.",
-							 lease.token)
-				 : newest.token == lease.token && newest.released
-				 ? errdetail("The lease names token " INT64_FORMAT ", which was released; the newest token for the resource is " INT64_FORMAT ".",
-							 lease.token, newest.token)
-				 : errdetail("The lease names token " INT64_FORMAT " held by \"%s\", but the newest token for the resource is " INT64_FORMAT ", held by \"%s\".",
-							 lease.token, lease.holder, newest.token, newest.holder),
-				 errhint("%s", fence_hint)));
-
+	caio_lease_require_current(&lease, &newest);
 	remember_used(lease.resource, lease.token);
 	newest.resource = lease.resource;
 	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &newest));

@@ -9,13 +9,9 @@
  */
 #include "postgres.h"
 
-#include "access/genam.h"
 #include "access/htup_details.h"
-#include "access/table.h"
-#include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/pg_type.h"
-#include "executor/tuptable.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
@@ -24,8 +20,6 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/memutils.h"
-#include "utils/rel.h"
-#include "utils/snapmgr.h"
 
 #include "caio.h"
 
@@ -91,7 +85,8 @@ enum
 	STATE_TOKEN,
 	STATE_ACQUIRED_AT,
 	STATE_EXPIRES_AT,
-	STATE_RELEASED_AT
+	STATE_RELEASED_AT,
+	STATE_NATTS = STATE_RELEASED_AT
 };
 
 /* ----------------------------------------------------------------
@@ -135,22 +130,6 @@ caio_lease_from_arg(FunctionCallInfo fcinfo, int argno, CaioLease *lease)
 				 errdetail("The token given was " INT64_FORMAT ".", lease->token)));
 }
 
-static void
-lease_from_slot(TupleTableSlot *slot, const char *resource, CaioLease *lease)
-{
-	bool		isnull;
-
-	slot_getallattrs(slot);
-	lease->resource = (char *) resource;
-	lease->holder = TextDatumGetCString(slot_getattr(slot, STATE_HOLDER, &isnull));
-	lease->holder_role = DatumGetObjectId(slot_getattr(slot, STATE_HOLDER_ROLE, &isnull));
-	lease->token = DatumGetInt64(slot_getattr(slot, STATE_TOKEN, &isnull));
-	lease->acquired_at = DatumGetTimestampTz(slot_getattr(slot, STATE_ACQUIRED_AT, &isnull));
-	lease->expires_at = DatumGetTimestampTz(slot_getattr(slot, STATE_EXPIRES_AT, &isnull));
-	(void) slot_getattr(slot, STATE_RELEASED_AT, &isnull);
-	lease->released = !isnull;
-}
-
 Datum
 caio_lease_to_datum(FunctionCallInfo fcinfo, const CaioLease *lease)
 {
@@ -173,38 +152,30 @@ caio_lease_to_datum(FunctionCallInfo fcinfo, const CaioLease *lease)
 /*
  * Read a resource's row into *lease; false when it has none.  This is the
  * hot path of every acquire and fenced write, so it reads the primary key
- * directly rather than through SPI; like caio_spi_run it sees the newest
- * committed state and this transaction's own changes.
+ * directly rather than through SPI.
  */
 bool
 caio_lease_lookup(const char *resource, CaioLease *lease)
 {
 	const CaioCatalog *cat = caio_catalog();
-	Relation	heap = table_open(cat->lease_state, AccessShareLock);
-	Relation	index = index_open(cat->lease_state_pkey, AccessShareLock);
-	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	Snapshot	snapshot;
-	IndexScanDesc scan;
+	Datum		values[STATE_NATTS];
+	bool		isnull[STATE_NATTS];
 	ScanKeyData key;
-	bool		found;
 
-	CommandCounterIncrement();
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(resource));
-	key.sk_collation = index->rd_indcollation[0];
-	scan = index_beginscan(heap, index, snapshot, 1, 0);
-	index_rescan(scan, &key, 1, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	if (found)
-		lease_from_slot(slot, resource, lease);
+	if (!caio_index_first(cat->lease_state, cat->lease_state_pkey, &key, 1,
+						  values, isnull))
+		return false;
 
-	index_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(index, AccessShareLock);
-	table_close(heap, AccessShareLock);
-	return found;
+	lease->resource = (char *) resource;
+	lease->holder = TextDatumGetCString(values[STATE_HOLDER - 1]);
+	lease->holder_role = DatumGetObjectId(values[STATE_HOLDER_ROLE - 1]);
+	lease->token = DatumGetInt64(values[STATE_TOKEN - 1]);
+	lease->acquired_at = DatumGetTimestampTz(values[STATE_ACQUIRED_AT - 1]);
+	lease->expires_at = DatumGetTimestampTz(values[STATE_EXPIRES_AT - 1]);
+	lease->released = !isnull[STATE_RELEASED_AT - 1];
+	return true;
 }
 
 static bool

@@ -23,7 +23,8 @@
  *
  * The tags live in the advisory lock space with field4 values that
  * pg_advisory_lock() never uses, so they show in pg_locks as "advisory" with
- * objsubid 17217 (resource), 17218 (waiter) and 17219 (any-resource waiter).
+ * objsubid 17217 (resource), 17218 (waiter), 17219 (any-resource waiter) and
+ * 17220 (an EVM wallet's nonces).
  */
 #include "postgres.h"
 
@@ -40,6 +41,7 @@
 #define CAIO_TAG_RESOURCE		17217	/* 0x4341, "CA" */
 #define CAIO_TAG_WAITER			17218
 #define CAIO_TAG_ANY_WAITER		17219
+#define CAIO_TAG_WALLET			17220	/* nonce reservation on one wallet */
 
 /* Resources whose lock this transaction took, whose waiters we wake at end. */
 static uint64 *touched_keys = NULL;
@@ -101,6 +103,22 @@ caio_resource_lock(uint64 key, LOCKMODE mode)
 	set_tag(&tag, key, CAIO_TAG_RESOURCE);
 	(void) LockAcquire(&tag, mode, false, false);
 	remember_touched(key);
+}
+
+/*
+ * A wallet's nonces: reserving, releasing and syncing take this lock
+ * exclusively until the transaction ends (so reservers queue and get
+ * consecutive nonces, and a rollback gives a nonce back), marking shares it.
+ */
+void
+caio_wallet_lock(int64 chain_id, const char *address, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+	uint64		key = hash_bytes_extended((const unsigned char *) address,
+										  (int) strlen(address), (uint64) chain_id);
+
+	set_tag(&tag, key, CAIO_TAG_WALLET);
+	(void) LockAcquire(&tag, mode, false, false);
 }
 
 /*

@@ -28,14 +28,16 @@ ops() {
 }
 
 printf '%-22s %7s %12s %12s %7s\n' workload clients "caio ops/s" "plain ops/s" ratio
-while read -r workload label; do
+while read -r caio_script plain_script label; do
     for c in $clients; do
-        plain=$(ops "${workload}_plain" "$c")
-        caio=$(ops "${workload}_caio" "$c")
+        plain=$(ops "$plain_script" "$c")
+        caio=$(ops "$caio_script" "$c")
         awk -v w="$label" -v c="$c" -v a="$caio" -v p="$plain" \
             'BEGIN { printf "%-22s %7s %12.0f %12.0f %7.2f\n", w, c, a, p, a / p }'
     done
 done <<'WORKLOADS'
-lease acquire+release
-fenced_update fenced UPDATE
+lease_caio lease_plain acquire+release
+fenced_update_caio fenced_update_plain fenced UPDATE
+nonce_hot_caio counter_plain nonce, 1 wallet
+nonce_wallets_caio counter_plain nonce, 1000 wallets
 WORKLOADS

@@ -9,6 +9,9 @@ CREATE TABLE bench_locks (
     released    boolean NOT NULL DEFAULT false
 ) WITH (fillfactor = 70);
 
+CREATE TABLE bench_counter (id int PRIMARY KEY, n bigint NOT NULL) WITH (fillfactor = 50);
+INSERT INTO bench_counter VALUES (1, 0);
+
 CREATE TABLE bench_fenced (id int PRIMARY KEY, wallet text NOT NULL, amount bigint NOT NULL,
                            fence_token bigint) WITH (fillfactor = 70);
 CREATE TABLE bench_unfenced (LIKE bench_fenced INCLUDING ALL) WITH (fillfactor = 70);

@@ -1,7 +1,7 @@
 -- The API's shape, as the contract in DESIGN.md names it: types, functions
 -- with their argument names, defaults and results, the view, and privileges.
 BEGIN;
-SELECT plan(63);
+SELECT plan(82);
 
 SELECT has_extension('caio', 'the extension is installed');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
@@ -59,6 +59,34 @@ SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_release(caio_lease)
           ARRAY['lease'], 'caio_release takes (lease)');
 SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_lease_of(text)'::regprocedure),
           ARRAY['resource'], 'caio_lease_of takes (resource)');
+
+-- Nonce reservation
+SELECT has_function('caio_nonce_reserve', ARRAY['bigint', 'text', 'caio_lease']);
+SELECT function_returns('caio_nonce_reserve', ARRAY['bigint', 'text', 'caio_lease'], 'bigint');
+SELECT has_function('caio_nonce_release', ARRAY['bigint', 'text', 'bigint']);
+SELECT function_returns('caio_nonce_release', ARRAY['bigint', 'text', 'bigint'], 'boolean');
+SELECT has_function('caio_nonce_sync', ARRAY['bigint', 'text', 'bigint']);
+SELECT function_returns('caio_nonce_sync', ARRAY['bigint', 'text', 'bigint'], 'bigint');
+SELECT has_function('caio_nonce_mark', ARRAY['bigint', 'text', 'bigint', 'text', 'text', 'caio_lease']);
+SELECT function_returns('caio_nonce_mark', ARRAY['bigint', 'text', 'bigint', 'text', 'text', 'caio_lease'], 'void');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_nonce_reserve(bigint, text, caio_lease)'::regprocedure),
+          ARRAY['chain_id', 'address', 'lease'], 'caio_nonce_reserve takes (chain_id, address, lease)');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_nonce_release(bigint, text, bigint)'::regprocedure),
+          ARRAY['chain_id', 'address', 'nonce'], 'caio_nonce_release takes (chain_id, address, nonce)');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_nonce_sync(bigint, text, bigint)'::regprocedure),
+          ARRAY['chain_id', 'address', 'chain_count'], 'caio_nonce_sync takes (chain_id, address, chain_count)');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_nonce_mark(bigint, text, bigint, text, text, caio_lease)'::regprocedure),
+          ARRAY['chain_id', 'address', 'nonce', 'state', 'tx_hash', 'lease'],
+          'caio_nonce_mark takes (chain_id, address, nonce, state, tx_hash, lease)');
+SELECT is((SELECT pronargdefaults FROM pg_proc WHERE oid = 'caio_nonce_mark(bigint, text, bigint, text, text, caio_lease)'::regprocedure),
+          2::int2, 'tx_hash and lease default to NULL');
+SELECT has_view('caio_nonces');
+SELECT columns_are('caio_nonces', ARRAY['chain_id', 'address', 'nonce', 'state', 'holder', 'token',
+                                        'tx_hash', 'reserved_at', 'updated_at']);
+SELECT function_privs_are('caio_nonce_reserve', ARRAY['bigint', 'text', 'caio_lease'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_nonce_mark', ARRAY['bigint', 'text', 'bigint', 'text', 'text', 'caio_lease'], 'public', ARRAY[]::text[]);
+SELECT table_privs_are('caio_nonce_wallet', 'public', ARRAY[]::text[]);
+SELECT table_privs_are('caio_nonce_reservation', 'public', ARRAY[]::text[]);
 
 -- Named arguments work as the contract names them.
 SELECT isnt((SELECT token FROM caio_acquire(resource => 'tap:named', holder => 'tap', ttl => '1 minute', wait => '0')),

@@ -5,12 +5,15 @@
 #   run.sh fence   8 clients take three wallets over from each other and write
 #                  to a protected table; no write under a superseded token
 #                  lands, and no row's token goes backwards.
+#   run.sh nonce   8 clients reserve nonces on one wallet, a fifth roll back,
+#                  some hand theirs back; no nonce is kept twice, and no
+#                  hole is left among the kept ones.
 # Each NAME has NAME_setup.sql, NAME.pgbench and NAME_check.sql beside this
 # script.  STRESS_SECONDS (default 8) sets the length.  Needs a fresh
 # database with caio, named by the PG* variables.
 set -euo pipefail
 here=$(dirname "$0")
-name=${1:?usage: run.sh lease|fence}
+name=${1:?usage: run.sh lease|fence|nonce}
 seconds=${STRESS_SECONDS:-8}
 
 psql -X -q -v ON_ERROR_STOP=1 -f "$here/${name}_setup.sql" >/dev/null

@@ -1,0 +1,67 @@
+-- Every argument error of the nonce functions, with its SQLSTATE; nothing
+-- is written.
+SELECT caio_nonce_reserve(1, '0x27b1fdb04752bbc536007a920d24acb045561c26') AS nonce;
+CREATE TEMP TABLE before AS
+    SELECT (SELECT count(*) FROM caio_nonce_wallet) AS wallets,
+           (SELECT count(*) FROM caio_nonce_reservation) AS reservations;
+
+-- Addresses: 22P02 when malformed or mis-checksummed.
+SELECT caio_nonce_reserve(1, '0x27b1fdb04752bbc536007a920d24acb045561c2');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, '0x27b1fdb04752bbc536007a920d24acb045561c266');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, '27b1fdb04752bbc536007a920d24acb045561c2600');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, '0x27b1fdb04752bbc536007a920d24acb045561cZZ');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, ' 0x27b1fdb04752bbc536007a920d24acb045561c2');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, '');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_address_checksum('0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, NULL);
+\echo :LAST_ERROR_SQLSTATE
+
+-- chain_id: positive.
+SELECT caio_nonce_reserve(0, '0x27b1fdb04752bbc536007a920d24acb045561c26');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(-1, '0x27b1fdb04752bbc536007a920d24acb045561c26');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(NULL, '0x27b1fdb04752bbc536007a920d24acb045561c26');
+\echo :LAST_ERROR_SQLSTATE
+
+-- Nonces and counts: not negative, not NULL.
+SELECT caio_nonce_release(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', -1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_release(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_sync(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', -5);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_sync(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', NULL);
+\echo :LAST_ERROR_SQLSTATE
+
+-- caio_nonce_mark: state, hash, reservation.
+SELECT caio_nonce_mark(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 0, 'sent');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_mark(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 0, NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_mark(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 0, 'broadcast', '0x1234');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_mark(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 0, 'broadcast', repeat('ab', 33));
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_mark(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 5, 'signed');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_mark(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 0, 'signed', NULL,
+                       ROW('send:x', 'worker-a', NULL, NULL, NULL)::caio_lease);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_reserve(1, '0x27b1fdb04752bbc536007a920d24acb045561c26',
+                          ROW('send:never', 'worker-a', 1, NULL, NULL)::caio_lease);
+\echo :LAST_ERROR_SQLSTATE
+
+SELECT (SELECT count(*) FROM caio_nonce_wallet) = wallets AS no_wallet_written,
+       (SELECT count(*) FROM caio_nonce_reservation) = reservations AS no_reservation_written
+  FROM before;
+SELECT nonce, state FROM caio_nonces WHERE address = '0x27b1fdb04752bbc536007a920d24acb045561c26';

@@ -1,0 +1,668 @@
+/*
+ * nonce.c
+ *		Nonce reservation for EVM wallets.
+ *
+ * A wallet (chain_id, address) has one row in caio_nonce_wallet: the chain's
+ * transaction count as last synced, and the next nonce never handed out.
+ * Each nonce handed out has a row in caio_nonce_reservation with its state.
+ *
+ * Reserving (and syncing) takes the wallet's lock exclusively inside the
+ * caller's transaction, so concurrent reservers queue and get consecutive
+ * nonces, and a rollback undoes the reservation (and the counter) with
+ * everything else: no duplicate, and no hole that caio made itself.  A nonce
+ * handed back is reused first, lowest first.  Marking and releasing share the
+ * lock, and lock the reservation's row.
+ */
+#include "postgres.h"
+
+#include "access/stratnum.h"
+#include "catalog/pg_type.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/fmgroids.h"
+
+#include "caio.h"
+
+PG_FUNCTION_INFO_V1(caio_nonce_reserve);
+PG_FUNCTION_INFO_V1(caio_nonce_release);
+PG_FUNCTION_INFO_V1(caio_nonce_sync);
+PG_FUNCTION_INFO_V1(caio_nonce_mark);
+
+typedef struct Wallet
+{
+	int64		chain_id;
+	char	   *address;		/* canonical: lowercase */
+} Wallet;
+
+/* A reservation's states, in the order a transaction goes through them. */
+typedef enum NonceState
+{
+	NONCE_RESERVED,
+	NONCE_SIGNED,
+	NONCE_BROADCAST,
+	NONCE_MINED,
+	NONCE_DROPPED,
+	NONCE_RELEASED
+} NonceState;
+
+static const char *const nonce_state_names[] = {
+	"reserved", "signed", "broadcast", "mined", "dropped", "released"
+};
+
+/* ----------------------------------------------------------------
+ * Statements
+ * ----------------------------------------------------------------
+ */
+
+static const Oid wallet_args[] = {INT8OID, TEXTOID};
+static CaioPlan wallet_insert_plan = CAIO_PLAN(
+	"INSERT INTO @extschema@.caio_nonce_wallet (chain_id, address)"
+	" VALUES ($1, $2) ON CONFLICT DO NOTHING", wallet_args);
+
+static const Oid claim_args[] = {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
+INT8OID, TIMESTAMPTZOID};
+static CaioPlan claim_released_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_nonce_reservation"
+	"   SET state = 'reserved', resource = $4, holder = $5, token = $6,"
+	"       tx_hash = NULL, tx_hashes = NULL, reserved_at = $7, updated_at = $7"
+	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"   AND address OPERATOR(pg_catalog.=) $2"
+	"   AND nonce OPERATOR(pg_catalog.=) $3", claim_args);
+
+/*
+ * Take the wallet's next nonce: bump the counter and insert the reservation
+ * in one statement, the only one on the hot path.
+ */
+static const Oid next_args[] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
+TIMESTAMPTZOID};
+static CaioPlan claim_next_plan = CAIO_PLAN(
+	"WITH counter AS ("
+	"  UPDATE @extschema@.caio_nonce_wallet"
+	"     SET next_nonce = next_nonce OPERATOR(pg_catalog.+) 1"
+	"   WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"     AND address OPERATOR(pg_catalog.=) $2"
+	"  RETURNING next_nonce OPERATOR(pg_catalog.-) 1 AS nonce)"
+	" INSERT INTO @extschema@.caio_nonce_reservation"
+	"        (chain_id, address, nonce, state, resource, holder, token,"
+	"         reserved_at, updated_at)"
+	" SELECT $1, $2, counter.nonce, 'reserved', $3, $4, $5, $6, $6 FROM counter"
+	" RETURNING nonce", next_args);
+
+/*
+ * The same, when a row is already at the next nonce (left behind after a
+ * sync moved the counter down): it is taken over if it is free, and
+ * otherwise the statement returns nothing and the caller tries the next.
+ */
+static CaioPlan claim_next_over_plan = CAIO_PLAN(
+	"WITH counter AS ("
+	"  UPDATE @extschema@.caio_nonce_wallet"
+	"     SET next_nonce = next_nonce OPERATOR(pg_catalog.+) 1"
+	"   WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"     AND address OPERATOR(pg_catalog.=) $2"
+	"  RETURNING next_nonce OPERATOR(pg_catalog.-) 1 AS nonce)"
+	" INSERT INTO @extschema@.caio_nonce_reservation AS r"
+	"        (chain_id, address, nonce, state, resource, holder, token,"
+	"         reserved_at, updated_at)"
+	" SELECT $1, $2, counter.nonce, 'reserved', $3, $4, $5, $6, $6 FROM counter"
+	" ON CONFLICT (chain_id, address, nonce) DO UPDATE"
+	"    SET state = 'reserved', resource = excluded.resource,"
+	"        holder = excluded.holder, token = excluded.token, tx_hash = NULL,"
+	"        tx_hashes = NULL, reserved_at = excluded.reserved_at,"
+	"        updated_at = excluded.updated_at"
+	"  WHERE r.state OPERATOR(pg_catalog.=) 'released'"
+	"     OR r.state OPERATOR(pg_catalog.=) 'dropped'"
+	" RETURNING r.nonce", next_args);
+
+static const Oid row_args[] = {INT8OID, TEXTOID, INT8OID};
+static CaioPlan reservation_lock_plan = CAIO_PLAN(
+	"SELECT state, resource, token FROM @extschema@.caio_nonce_reservation"
+	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"   AND address OPERATOR(pg_catalog.=) $2"
+	"   AND nonce OPERATOR(pg_catalog.=) $3"
+	" FOR UPDATE", row_args);
+
+static const Oid mark_args[] = {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
+TEXTOID, INT8OID, TIMESTAMPTZOID};
+static CaioPlan mark_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_nonce_reservation"
+	"   SET state = $4,"
+	"       tx_hash = COALESCE($5, tx_hash),"
+	"       tx_hashes = CASE WHEN $5 IS NULL THEN tx_hashes"
+	"                        WHEN tx_hashes IS NULL THEN ARRAY[$5]"
+	"                        WHEN $5 OPERATOR(pg_catalog.=) ANY (tx_hashes) THEN tx_hashes"
+	"                        ELSE pg_catalog.array_append(tx_hashes, $5) END,"
+	"       holder = COALESCE($6, holder), token = COALESCE($7, token),"
+	"       updated_at = $8"
+	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"   AND address OPERATOR(pg_catalog.=) $2"
+	"   AND nonce OPERATOR(pg_catalog.=) $3", mark_args);
+
+static const Oid settle_args[] = {INT8OID, TEXTOID, INT8OID, TIMESTAMPTZOID};
+static CaioPlan settle_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_nonce_reservation"
+	"   SET state = 'mined', updated_at = $4"
+	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"   AND address OPERATOR(pg_catalog.=) $2"
+	"   AND nonce OPERATOR(pg_catalog.<) $3"
+	"   AND state OPERATOR(pg_catalog.=) 'broadcast'", settle_args);
+
+/* The highest nonce at or above the count that a transaction still uses. */
+static const Oid pending_args[] = {INT8OID, TEXTOID, INT8OID};
+static CaioPlan pending_top_plan = CAIO_PLAN(
+	"SELECT pg_catalog.max(nonce) FROM @extschema@.caio_nonce_reservation"
+	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"   AND address OPERATOR(pg_catalog.=) $2"
+	"   AND nonce OPERATOR(pg_catalog.>=) $3"
+	"   AND state OPERATOR(pg_catalog.<>) 'released'"
+	"   AND state OPERATOR(pg_catalog.<>) 'dropped'", pending_args);
+
+static const Oid sync_args[] = {INT8OID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
+static CaioPlan wallet_sync_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_nonce_wallet"
+	"   SET chain_count = $3, next_nonce = $4, synced_at = $5"
+	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"   AND address OPERATOR(pg_catalog.=) $2", sync_args);
+
+/* ----------------------------------------------------------------
+ * Arguments
+ * ----------------------------------------------------------------
+ */
+
+static void
+wallet_from_args(FunctionCallInfo fcinfo, Wallet *wallet)
+{
+	caio_arg_required(fcinfo, 0, "chain_id", NULL);
+	wallet->chain_id = PG_GETARG_INT64(0);
+	if (wallet->chain_id <= 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("chain_id must be positive"),
+				 errdetail("The chain_id given was " INT64_FORMAT ".", wallet->chain_id)));
+	wallet->address = caio_arg_address(fcinfo, 1);
+}
+
+static int64
+arg_count(FunctionCallInfo fcinfo, int argno, const char *what)
+{
+	int64		value;
+
+	caio_arg_required(fcinfo, argno, what, NULL);
+	value = PG_GETARG_INT64(argno);
+	if (value < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", what),
+				 errdetail("The %s given was " INT64_FORMAT ".", what, value)));
+	return value;
+}
+
+static NonceState
+state_from_name(const char *name)
+{
+	for (int i = 0; i < (int) lengthof(nonce_state_names); i++)
+		if (strcmp(name, nonce_state_names[i]) == 0)
+			return (NonceState) i;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown nonce state \"%s\"", name),
+			 errhint("A nonce is reserved, signed, broadcast, mined, dropped or released.")));
+	return NONCE_RESERVED;		/* not reached */
+}
+
+/* A transaction hash: 0x and 64 hex digits, stored lowercase. */
+static char *
+tx_hash_parse(const char *text)
+{
+	char	   *hash = pstrdup(text);
+	bool		valid = strlen(hash) == 66 && hash[0] == '0' &&
+		(hash[1] == 'x' || hash[1] == 'X');
+
+	for (int i = 2; valid && i < 66; i++)
+	{
+		hash[i] = pg_ascii_tolower((unsigned char) hash[i]);
+		valid = (hash[i] >= '0' && hash[i] <= '9') || (hash[i] >= 'a' && hash[i] <= 'f');
+	}
+	if (!valid)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
+				 errmsg("invalid transaction hash: \"%s\"", text),
+				 errdetail("A transaction hash is 0x followed by 64 hexadecimal digits.")));
+	hash[1] = 'x';
+	return hash;
+}
+
+/* ----------------------------------------------------------------
+ * The wallet row
+ * ----------------------------------------------------------------
+ */
+
+static void
+wallet_values(const Wallet *wallet, Datum *values)
+{
+	values[0] = Int64GetDatum(wallet->chain_id);
+	values[1] = CStringGetTextDatum(wallet->address);
+}
+
+/* Columns of caio_nonce_wallet and caio_nonce_reservation that we read. */
+#define WALLET_NATTS			5
+#define WALLET_CHAIN_COUNT		2
+#define WALLET_NEXT_NONCE		3
+#define RESERVATION_NATTS		11
+#define RESERVATION_NONCE		2
+#define RESERVATION_STATE		3
+
+static void
+wallet_keys(const Wallet *wallet, ScanKeyData *keys)
+{
+	ScanKeyInit(&keys[0], 1, BTEqualStrategyNumber, F_INT8EQ,
+				Int64GetDatum(wallet->chain_id));
+	ScanKeyInit(&keys[1], 2, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(wallet->address));
+}
+
+/* Read (creating it if need be) the wallet's row; the caller holds its lock. */
+static void
+wallet_read(const Wallet *wallet, int64 *chain_count, int64 *next_nonce)
+{
+	const CaioCatalog *cat = caio_catalog();
+	ScanKeyData keys[2];
+	Datum		values[WALLET_NATTS];
+	bool		isnull[WALLET_NATTS];
+
+	wallet_keys(wallet, keys);
+	if (!caio_index_first(cat->nonce_wallet, cat->nonce_wallet_pkey, keys, 2,
+						  values, isnull))
+	{
+		wallet_values(wallet, values);
+		caio_spi_run(&wallet_insert_plan, values, NULL, false);
+		*chain_count = 0;
+		*next_nonce = 0;
+		return;
+	}
+	*chain_count = DatumGetInt64(values[WALLET_CHAIN_COUNT]);
+	*next_nonce = DatumGetInt64(values[WALLET_NEXT_NONCE]);
+}
+
+/*
+ * The first reservation of the wallet at or above a nonce, through an index
+ * (the primary key, or the partial index of released nonces); false when
+ * there is none.
+ */
+static bool
+reservation_from(const Wallet *wallet, Oid index, int64 from, int64 *nonce,
+				 char **state)
+{
+	const CaioCatalog *cat = caio_catalog();
+	ScanKeyData keys[3];
+	Datum		values[RESERVATION_NATTS];
+	bool		isnull[RESERVATION_NATTS];
+
+	wallet_keys(wallet, keys);
+	ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	if (!caio_index_first(cat->nonce_reservation, index, keys, 3, values, isnull))
+		return false;
+	*nonce = DatumGetInt64(values[RESERVATION_NONCE]);
+	*state = TextDatumGetCString(values[RESERVATION_STATE]);
+	return true;
+}
+
+/* The lowest released nonce in [from, below); false when there is none. */
+static bool
+released_lowest(const Wallet *wallet, int64 from, int64 below, int64 *nonce)
+{
+	char	   *state;
+
+	return reservation_from(wallet, caio_catalog()->nonce_released, from,
+							nonce, &state) &&
+		*nonce < below && strcmp(state, "released") == 0;
+}
+
+/* ----------------------------------------------------------------
+ * caio_nonce_reserve
+ * ----------------------------------------------------------------
+ */
+
+Datum
+caio_nonce_reserve(PG_FUNCTION_ARGS)
+{
+	Wallet		wallet;
+	CaioLease	lease;
+	CaioLease	newest;
+	bool		under_lease = !PG_ARGISNULL(2);
+	CaioSpi		spi;
+	int64		chain_count;
+	int64		next_nonce;
+	int64		nonce;
+	Datum		values[7];
+	char		nulls[7] = "       ";
+	bool		isnull;
+
+	wallet_from_args(fcinfo, &wallet);
+	if (under_lease)
+	{
+		caio_lease_from_arg(fcinfo, 2, &lease);
+		caio_lease_require_current(&lease, &newest);
+	}
+
+	caio_spi_begin(&spi);
+	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
+	wallet_read(&wallet, &chain_count, &next_nonce);
+
+	wallet_values(&wallet, values);
+	if (under_lease)
+	{
+		values[3] = CStringGetTextDatum(lease.resource);
+		values[4] = CStringGetTextDatum(lease.holder);
+		values[5] = Int64GetDatum(lease.token);
+	}
+	else
+		nulls[3] = nulls[4] = nulls[5] = 'n';
+	values[6] = TimestampTzGetDatum(caio_clock_now(NULL));
+
+	if (released_lowest(&wallet, chain_count, next_nonce, &nonce))
+	{
+		values[2] = Int64GetDatum(nonce);
+		caio_spi_run(&claim_released_plan, values, nulls, false);
+	}
+	else
+	{
+		/* The claim_next plans take their arguments without the nonce. */
+		Datum		next_values[6] = {values[0], values[1], values[3],
+		values[4], values[5], values[6]};
+		char		next_nulls[6] = {nulls[0], nulls[1], nulls[3],
+		nulls[4], nulls[5], nulls[6]};
+		char	   *state;
+		CaioPlan   *plan = &claim_next_plan;
+
+		/* Rows at or above the counter exist only after a sync moved it down. */
+		if (reservation_from(&wallet, caio_catalog()->nonce_reservation_pkey,
+							 next_nonce, &nonce, &state))
+			plan = &claim_next_over_plan;
+		while (caio_spi_run(plan, next_values, next_nulls, false) == 0)
+			CHECK_FOR_INTERRUPTS();
+		nonce = DatumGetInt64(caio_spi_value(0, 1, &isnull));
+	}
+	caio_spi_end(&spi);
+
+	PG_RETURN_INT64(nonce);
+}
+
+/* ----------------------------------------------------------------
+ * caio_nonce_release and caio_nonce_mark
+ * ----------------------------------------------------------------
+ */
+
+typedef struct Reservation
+{
+	NonceState	state;
+	char	   *resource;		/* of the lease it went under, or NULL */
+	int64		token;
+} Reservation;
+
+/* Lock and read a reservation; false when the wallet has no such nonce. */
+static bool
+reservation_lock(const Wallet *wallet, int64 nonce, Reservation *reservation)
+{
+	Datum		values[3];
+	bool		isnull;
+	char	   *state;
+
+	wallet_values(wallet, values);
+	values[2] = Int64GetDatum(nonce);
+	if (caio_spi_run(&reservation_lock_plan, values, NULL, false) == 0)
+		return false;
+	state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	reservation->state = state_from_name(state);
+	reservation->resource = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
+	reservation->token = DatumGetInt64(caio_spi_value(0, 3, &isnull));
+	if (isnull)
+		reservation->token = 0;
+	return true;
+}
+
+static void
+refuse_move(const Wallet *wallet, int64 nonce, NonceState from, NonceState to)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("cannot move nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT " from %s to %s",
+					nonce, wallet->address, wallet->chain_id,
+					nonce_state_names[from], nonce_state_names[to]),
+			 errdetail("A reservation moves forward: reserved, signed, broadcast, then mined or dropped; one that was never broadcast can be released.")));
+}
+
+/*
+ * Whether a reservation may move from one state to another.  Marking signed
+ * or broadcast again records another attempt (a replacement transaction).
+ */
+static bool
+move_allowed(NonceState from, NonceState to)
+{
+	if (from >= NONCE_MINED || to == NONCE_RESERVED)
+		return false;
+	if (to == NONCE_RELEASED)
+		return from <= NONCE_SIGNED;
+	if (to == NONCE_SIGNED || to == NONCE_BROADCAST)
+		return from <= to;
+	return true;				/* to mined or dropped */
+}
+
+static void
+mark_write(const Wallet *wallet, int64 nonce, NonceState to, const char *tx_hash,
+		   const CaioLease *lease)
+{
+	Datum		values[8];
+	char		nulls[8] = "        ";
+
+	wallet_values(wallet, values);
+	values[2] = Int64GetDatum(nonce);
+	values[3] = CStringGetTextDatum(nonce_state_names[to]);
+	if (tx_hash)
+		values[4] = CStringGetTextDatum(tx_hash);
+	else
+		nulls[4] = 'n';
+	if (lease)
+	{
+		values[5] = CStringGetTextDatum(lease->holder);
+		values[6] = Int64GetDatum(lease->token);
+	}
+	else
+		nulls[5] = nulls[6] = 'n';
+	values[7] = TimestampTzGetDatum(caio_clock_now(NULL));
+	caio_spi_run(&mark_plan, values, nulls, false);
+}
+
+/*
+ * A reservation made under a lease is fenced: a mark must name a current
+ * lease on the same resource, with a token no older than the reservation's.
+ */
+static void
+mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservation,
+				 const CaioLease *lease, const char *action)
+{
+	if (reservation->resource == NULL)
+		return;
+	if (lease == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CAIO_FENCING_MISSING),
+				 errmsg("missing fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
+						nonce, wallet->address, wallet->chain_id),
+				 errdetail("The nonce was reserved under token " INT64_FORMAT " of a lease on resource \"%s\"; the %s named no lease.",
+						   reservation->token, reservation->resource, action),
+				 errhint("Pass the current lease on \"%s\" to caio_nonce_mark(), with state 'released' to release the nonce.",
+						 reservation->resource)));
+	if (strcmp(lease->resource, reservation->resource) != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the lease is on resource \"%s\", but nonce " INT64_FORMAT " was reserved under a lease on \"%s\"",
+						lease->resource, nonce, reservation->resource)));
+	if (lease->token < reservation->token)
+		ereport(ERROR,
+				(errcode(ERRCODE_CAIO_FENCING),
+				 errmsg("stale fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
+						nonce, wallet->address, wallet->chain_id),
+				 errdetail("The %s named token " INT64_FORMAT ", but the reservation was last written under token " INT64_FORMAT ".",
+						   action, lease->token, reservation->token),
+				 errhint("Acquire the resource again and retry under the new lease.")));
+}
+
+/*
+ * Move a reservation, which the caller has locked, to a new state: fenced,
+ * forward only, and consistent with the chain's count (a nonce the count
+ * has passed was mined by someone, so it can be dropped but not released;
+ * one it has not passed may still be mined, so it cannot be dropped).
+ */
+static void
+nonce_move(const Wallet *wallet, int64 nonce, const Reservation *reservation,
+		   NonceState to, const char *tx_hash, const CaioLease *lease)
+{
+	int64		chain_count;
+	int64		next_nonce;
+
+	mark_check_fence(wallet, nonce, reservation, lease,
+					 to == NONCE_RELEASED && lease == NULL ? "release" : "mark");
+	if (!move_allowed(reservation->state, to))
+		refuse_move(wallet, nonce, reservation->state, to);
+
+	wallet_read(wallet, &chain_count, &next_nonce);
+	if (to == NONCE_DROPPED && nonce >= chain_count)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot mark nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT " dropped",
+						nonce, wallet->address, wallet->chain_id),
+				 errdetail("The chain's transaction count, " INT64_FORMAT ", has not passed it: a transaction with this nonce may still be mined.",
+						   chain_count),
+				 errhint("Call caio_nonce_sync() with the chain's count first.")));
+	if (to == NONCE_RELEASED && nonce < chain_count)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot release nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
+						nonce, wallet->address, wallet->chain_id),
+				 errdetail("The chain's transaction count, " INT64_FORMAT ", says a transaction with this nonce was mined.",
+						   chain_count),
+				 errhint("Mark it mined, or dropped if that transaction was not yours.")));
+	mark_write(wallet, nonce, to, tx_hash, lease);
+}
+
+Datum
+caio_nonce_mark(PG_FUNCTION_ARGS)
+{
+	Wallet		wallet;
+	int64		nonce;
+	NonceState	to;
+	char	   *tx_hash = NULL;
+	CaioLease	lease;
+	CaioLease	newest;
+	bool		under_lease = !PG_ARGISNULL(5);
+	CaioSpi		spi;
+	Reservation reservation;
+
+	wallet_from_args(fcinfo, &wallet);
+	nonce = arg_count(fcinfo, 2, "nonce");
+	caio_arg_required(fcinfo, 3, "state", NULL);
+	to = state_from_name(text_to_cstring(PG_GETARG_TEXT_PP(3)));
+	if (!PG_ARGISNULL(4))
+		tx_hash = tx_hash_parse(text_to_cstring(PG_GETARG_TEXT_PP(4)));
+	if (under_lease)
+	{
+		caio_lease_from_arg(fcinfo, 5, &lease);
+		caio_lease_require_current(&lease, &newest);
+	}
+
+	caio_spi_begin(&spi);
+	caio_wallet_lock(wallet.chain_id, wallet.address, ShareLock);
+	if (!reservation_lock(&wallet, nonce, &reservation))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT " is not reserved",
+						nonce, wallet.address, wallet.chain_id),
+				 errhint("Reserve nonces with caio_nonce_reserve().")));
+	nonce_move(&wallet, nonce, &reservation, to, tx_hash,
+			   under_lease ? &lease : NULL);
+	caio_spi_end(&spi);
+
+	PG_RETURN_VOID();
+}
+
+/*
+ * Hand back a nonce that was never broadcast.  It takes no lease, so a
+ * reservation made under one must be released with caio_nonce_mark(...,
+ * 'released', lease => ...) instead (LK003 here).
+ */
+Datum
+caio_nonce_release(PG_FUNCTION_ARGS)
+{
+	Wallet		wallet;
+	int64		nonce;
+	CaioSpi		spi;
+	Reservation reservation;
+	bool		released = false;
+
+	wallet_from_args(fcinfo, &wallet);
+	nonce = arg_count(fcinfo, 2, "nonce");
+
+	caio_spi_begin(&spi);
+	caio_wallet_lock(wallet.chain_id, wallet.address, ShareLock);
+	if (reservation_lock(&wallet, nonce, &reservation) &&
+		reservation.state != NONCE_RELEASED)
+	{
+		nonce_move(&wallet, nonce, &reservation, NONCE_RELEASED, NULL, NULL);
+		released = true;
+	}
+	caio_spi_end(&spi);
+
+	PG_RETURN_BOOL(released);
+}
+
+/* ----------------------------------------------------------------
+ * caio_nonce_sync
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * The chain's count is the truth: broadcast nonces below it are mined, and
+ * the next nonce becomes the count, up or down, but never at or below a
+ * nonce that a transaction still uses.
+ */
+Datum
+caio_nonce_sync(PG_FUNCTION_ARGS)
+{
+	Wallet		wallet;
+	int64		count;
+	CaioSpi		spi;
+	int64		old_count;
+	int64		next_nonce;
+	int64		nonce;
+	TimestampTz now;
+	Datum		values[5];
+	bool		isnull;
+	Datum		top;
+
+	wallet_from_args(fcinfo, &wallet);
+	count = arg_count(fcinfo, 2, "chain_count");
+
+	caio_spi_begin(&spi);
+	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
+	wallet_read(&wallet, &old_count, &next_nonce);
+	now = caio_clock_now(NULL);
+
+	wallet_values(&wallet, values);
+	values[2] = Int64GetDatum(count);
+	values[3] = TimestampTzGetDatum(now);
+	caio_spi_run(&settle_plan, values, NULL, false);
+
+	caio_spi_run(&pending_top_plan, values, NULL, true);
+	top = caio_spi_value(0, 1, &isnull);
+	next_nonce = isnull ? count : Max(count, DatumGetInt64(top) + 1);
+
+	values[3] = Int64GetDatum(next_nonce);
+	values[4] = TimestampTzGetDatum(now);
+	caio_spi_run(&wallet_sync_plan, values, NULL, false);
+
+	if (!released_lowest(&wallet, count, next_nonce, &nonce))
+		nonce = next_nonce;
+	caio_spi_end(&spi);
+
+	PG_RETURN_INT64(nonce);
+}
