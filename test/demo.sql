@@ -79,5 +79,51 @@ SELECT resource, holder, token FROM caio_acquire('send:0xabc', 'worker-a', '30 s
 SELECT resource, holder, token FROM caio_acquire('send:0xdef', 'worker-c', '30 seconds');
 
 \echo
-\echo '== Not built yet in this version: nonce reservation (caio_nonce_*) and work claims.'
+\echo '== Nonces: worker-a holds the wallet again (lease send:0xabc, token 3) and reserves'
+\echo '   nonces of the wallet 0x5aAe...eAed inside the transactions'
+\echo '   that record its payments.  The first commits, the second rolls back (its nonce'
+\echo '   goes back), the third gets the nonce the second gave back.'
+BEGIN;
+SELECT caio_nonce_reserve(1, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', caio_lease_of('send:0xabc')) AS nonce;
+COMMIT;
+BEGIN;
+SELECT caio_nonce_reserve(1, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed', caio_lease_of('send:0xabc')) AS nonce;
+ROLLBACK;
+SELECT caio_nonce_reserve(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', caio_lease_of('send:0xabc')) AS nonce;
+
+\echo
+\echo '== It signs and broadcasts nonce 0; nonce 1 fails to sign and is handed back, and the'
+\echo '   next reservation reuses it.'
+\o /dev/null
+SELECT caio_nonce_mark(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 0, 'signed', NULL, caio_lease_of('send:0xabc'));
+SELECT caio_nonce_mark(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 0, 'broadcast',
+                       '0x' || repeat('5f', 32), caio_lease_of('send:0xabc'));
+SELECT caio_nonce_mark(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 1, 'released', NULL, caio_lease_of('send:0xabc'));
+\o
+SELECT nonce, state FROM caio_nonces ORDER BY nonce;
+SELECT * FROM caio_nonce_holes;
+SELECT caio_nonce_reserve(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', caio_lease_of('send:0xabc')) AS nonce;
+
+\echo
+\echo '== worker-a pauses again; worker-c takes the wallet over.  worker-a''s mark under its'
+\echo '   old lease is refused (LK001); worker-c''s goes through.'
+SELECT token AS a_token FROM caio_lease_of('send:0xabc') \gset
+SELECT caio_clock_advance('31 seconds') AS now;
+SELECT holder, token FROM caio_acquire('send:0xabc', 'worker-c', '30 seconds');
+\set ON_ERROR_STOP 0
+SELECT caio_nonce_mark(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 1, 'signed', NULL,
+                       ROW('send:0xabc', 'worker-a', :a_token, NULL, NULL)::caio_lease);
+\echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
+\set ON_ERROR_STOP 1
+\o /dev/null
+SELECT caio_nonce_mark(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 1, 'signed', NULL, caio_lease_of('send:0xabc'));
+\o
+
+\echo
+\echo '== The chain says one transaction from the wallet is mined: nonce 0 settles.'
+SELECT caio_nonce_sync(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 1) AS next_nonce;
+SELECT nonce, state, holder, token, left(tx_hash, 10) AS tx_hash FROM caio_nonces ORDER BY nonce;
+
+\echo
+\echo '== Not built yet in this version: work claims (caio_claim*).'
 SELECT caio_clock_reset() IS NOT NULL AS "clock back to the server's";
