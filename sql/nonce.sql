@@ -126,4 +126,9 @@ SELECT caio_nonce_reserve(1, :wallet, caio_lease_of('send:' || :wallet)) AS nonc
 SELECT caio_nonce_mark(1, :wallet, 7, 'released', NULL, caio_lease_of('send:' || :wallet));
 SELECT caio_nonce_reserve(1, :wallet) AS nonce;
 
+-- Nonce 10 was handed back above the counter when sync moved it down; the
+-- counter reaches it and takes the row over.
+SELECT caio_nonce_reserve(1, :wallet) AS nonce FROM generate_series(1, 3);
+SELECT nonce, state FROM caio_nonces WHERE address = :wallet AND nonce >= 8 ORDER BY nonce;
+
 SELECT caio_clock_reset() IS NOT NULL AS reset;

@@ -73,20 +73,22 @@ static CaioPlan claim_released_plan = CAIO_PLAN(
  * Take the wallet's next nonce: bump the counter and insert the reservation
  * in one statement, the only one on the hot path.
  */
+#define CLAIM_NEXT_SQL \
+	"WITH counter AS (" \
+	"  UPDATE @extschema@.caio_nonce_wallet" \
+	"     SET next_nonce = next_nonce OPERATOR(pg_catalog.+) 1" \
+	"   WHERE chain_id OPERATOR(pg_catalog.=) $1" \
+	"     AND address OPERATOR(pg_catalog.=) $2" \
+	"  RETURNING next_nonce OPERATOR(pg_catalog.-) 1 AS nonce)" \
+	" INSERT INTO @extschema@.caio_nonce_reservation AS r" \
+	"        (chain_id, address, nonce, state, resource, holder, token," \
+	"         reserved_at, updated_at)" \
+	" SELECT $1, $2, counter.nonce, 'reserved', $3, $4, $5, $6, $6 FROM counter"
+
 static const Oid next_args[] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
 TIMESTAMPTZOID};
 static CaioPlan claim_next_plan = CAIO_PLAN(
-	"WITH counter AS ("
-	"  UPDATE @extschema@.caio_nonce_wallet"
-	"     SET next_nonce = next_nonce OPERATOR(pg_catalog.+) 1"
-	"   WHERE chain_id OPERATOR(pg_catalog.=) $1"
-	"     AND address OPERATOR(pg_catalog.=) $2"
-	"  RETURNING next_nonce OPERATOR(pg_catalog.-) 1 AS nonce)"
-	" INSERT INTO @extschema@.caio_nonce_reservation"
-	"        (chain_id, address, nonce, state, resource, holder, token,"
-	"         reserved_at, updated_at)"
-	" SELECT $1, $2, counter.nonce, 'reserved', $3, $4, $5, $6, $6 FROM counter"
-	" RETURNING nonce", next_args);
+	CLAIM_NEXT_SQL " RETURNING r.nonce", next_args);
 
 /*
  * The same, when a row is already at the next nonce (left behind after a
@@ -94,16 +96,7 @@ static CaioPlan claim_next_plan = CAIO_PLAN(
  * otherwise the statement returns nothing and the caller tries the next.
  */
 static CaioPlan claim_next_over_plan = CAIO_PLAN(
-	"WITH counter AS ("
-	"  UPDATE @extschema@.caio_nonce_wallet"
-	"     SET next_nonce = next_nonce OPERATOR(pg_catalog.+) 1"
-	"   WHERE chain_id OPERATOR(pg_catalog.=) $1"
-	"     AND address OPERATOR(pg_catalog.=) $2"
-	"  RETURNING next_nonce OPERATOR(pg_catalog.-) 1 AS nonce)"
-	" INSERT INTO @extschema@.caio_nonce_reservation AS r"
-	"        (chain_id, address, nonce, state, resource, holder, token,"
-	"         reserved_at, updated_at)"
-	" SELECT $1, $2, counter.nonce, 'reserved', $3, $4, $5, $6, $6 FROM counter"
+	CLAIM_NEXT_SQL
 	" ON CONFLICT (chain_id, address, nonce) DO UPDATE"
 	"    SET state = 'reserved', resource = excluded.resource,"
 	"        holder = excluded.holder, token = excluded.token, tx_hash = NULL,"
