@@ -84,8 +84,11 @@ SELECT nonce, state FROM caio_nonces WHERE address = :wallet ORDER BY nonce;
 SELECT caio_nonce_sync(1, :wallet, 10) AS next_nonce;
 SELECT caio_nonce_reserve(1, :wallet) AS nonce;
 -- ... and down again (a node that ran ahead, or transactions that never
--- reached the chain), but never to a nonce still in use (10 is reserved).
+-- reached the chain), never to a nonce still in use (10 is reserved).  We
+-- never used 5 to 9 (the count of 10 said someone had): they are holes now,
+-- which reserve fills first, lowest first.
 SELECT caio_nonce_sync(1, :wallet, 4) AS next_nonce;
+SELECT nonce, state FROM caio_nonce_holes WHERE address = :wallet ORDER BY nonce;
 SELECT caio_nonce_release(1, :wallet, 10) AS released;
 SELECT caio_nonce_sync(1, :wallet, 4) AS next_nonce;
 SELECT caio_nonce_reserve(1, :wallet) AS nonce;
@@ -94,6 +97,13 @@ SELECT caio_nonce_sync(1, :wallet, 6) AS next_nonce;
 SELECT caio_nonce_release(1, :wallet, 2);
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_nonce_mark(1, :wallet, 2, 'dropped');
+-- Sync marked 1 mined; the caller learns that the transaction mined with
+-- nonce 1 was not ours: dropped.  Repeating a final mark is a harmless retry.
+SELECT caio_nonce_mark(1, :wallet, 1, 'dropped');
+SELECT caio_nonce_mark(1, :wallet, 1, 'dropped');
+SELECT caio_nonce_mark(1, :wallet, 0, 'mined');
+SELECT caio_nonce_mark(1, :wallet, 0, 'signed');
+\echo :LAST_ERROR_SQLSTATE
 SELECT nonce, state FROM caio_nonces WHERE address = :wallet ORDER BY nonce;
 SELECT chain_id, address, nonce, state FROM caio_nonce_holes WHERE address = :wallet;
 

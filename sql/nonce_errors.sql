@@ -4,6 +4,8 @@ SELECT caio_nonce_reserve(1, '0x27b1fdb04752bbc536007a920d24acb045561c26') AS no
 CREATE TEMP TABLE before AS
     SELECT (SELECT count(*) FROM caio_nonce_wallet) AS wallets,
            (SELECT count(*) FROM caio_nonce_reservation) AS reservations;
+-- (Counted again at the end: the errors must leave no row behind, and the
+-- two successful calls on chain 2 below add one wallet and one nonce.)
 
 -- Addresses: 22P02 when malformed or mis-checksummed.
 SELECT caio_nonce_reserve(1, '0x27b1fdb04752bbc536007a920d24acb045561c2');
@@ -42,6 +44,16 @@ SELECT caio_nonce_sync(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', -5);
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_nonce_sync(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', NULL);
 \echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_sync(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 9223372036854775807);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_mark(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 9007199254740992, 'signed');
+\echo :LAST_ERROR_SQLSTATE
+-- A reading far below the wallet's nonces (a node that is badly behind).
+SELECT caio_nonce_sync(2, '0x27b1fdb04752bbc536007a920d24acb045561c26', 5000000) AS next_nonce;
+SELECT caio_nonce_reserve(2, '0x27b1fdb04752bbc536007a920d24acb045561c26') AS nonce;
+SELECT caio_nonce_sync(2, '0x27b1fdb04752bbc536007a920d24acb045561c26', 3);
+\echo :LAST_ERROR_SQLSTATE
+SELECT chain_count, next_nonce FROM caio_nonce_wallet WHERE chain_id = 2;
 
 -- caio_nonce_mark: state, hash, reservation.
 SELECT caio_nonce_mark(1, '0x27b1fdb04752bbc536007a920d24acb045561c26', 0, 'sent');
@@ -61,7 +73,7 @@ SELECT caio_nonce_reserve(1, '0x27b1fdb04752bbc536007a920d24acb045561c26',
                           ROW('send:never', 'worker-a', 1, NULL, NULL)::caio_lease);
 \echo :LAST_ERROR_SQLSTATE
 
-SELECT (SELECT count(*) FROM caio_nonce_wallet) = wallets AS no_wallet_written,
-       (SELECT count(*) FROM caio_nonce_reservation) = reservations AS no_reservation_written
+SELECT (SELECT count(*) FROM caio_nonce_wallet) = wallets + 1 AS no_other_wallet_written,
+       (SELECT count(*) FROM caio_nonce_reservation) = reservations + 1 AS no_other_reservation_written
   FROM before;
-SELECT nonce, state FROM caio_nonces WHERE address = '0x27b1fdb04752bbc536007a920d24acb045561c26';
+SELECT nonce, state FROM caio_nonces WHERE chain_id = 1 AND address = '0x27b1fdb04752bbc536007a920d24acb045561c26';

@@ -45,18 +45,24 @@ static uint64 catalog_invalidations = 1;
 static uint64 catalog_loaded_at = 0;
 
 /*
- * Any relcache invalidation of one of our relations (DROP EXTENSION, VACUUM,
- * a clock change) or a full reset makes us look the catalog up again; the
- * lookup is cheap and plans survive it unless an OID really changed.
+ * Any relcache invalidation of one of our relations or indexes (DROP
+ * EXTENSION, VACUUM, REINDEX CONCURRENTLY, a clock change) or a full reset
+ * makes us look the catalog up again; the lookup is cheap and plans survive
+ * it unless an OID really changed.
  */
 static void
 caio_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
 {
+	const Oid	cached[] = {catalog.lease_state, catalog.lease_state_pkey,
+		catalog.nonce_wallet, catalog.nonce_wallet_pkey,
+		catalog.nonce_reservation, catalog.nonce_reservation_pkey,
+	catalog.nonce_released, catalog.clock, catalog.token_seq};
+
 	if (relid == InvalidOid || relid == catalog.clock)
 		caio_clock_forget();
-	if (relid == InvalidOid || relid == catalog.lease_state ||
-		relid == catalog.clock)
-		catalog_invalidations++;
+	for (int i = 0; i < (int) lengthof(cached); i++)
+		if (relid == InvalidOid || relid == cached[i])
+			catalog_invalidations++;
 }
 
 void
@@ -115,12 +121,13 @@ catalog_load(void)
 	catalog.token_seq = caio_relation("caio_token_seq");
 
 	if (catalog.schema != old_schema || catalog.lease_state != old_lease_state)
+		catalog.generation++;
+	if (catalog.schema != old_schema)
 	{
 		char	   *name = get_namespace_name(catalog.schema);
 
 		catalog.schema_sql = MemoryContextStrdup(TopMemoryContext,
 												 quote_identifier(name));
-		catalog.generation++;
 	}
 }
 
@@ -250,7 +257,7 @@ caio_token_next(void)
  */
 bool
 caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
-				 Datum *values, bool *isnull)
+				 Datum *values, bool *isnull, int ncolumns)
 {
 	Relation	heap = table_open(heap_oid, AccessShareLock);
 	Relation	index = index_open(index_oid, AccessShareLock);
@@ -260,6 +267,9 @@ caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 	IndexScanDesc scan;
 	bool		found;
 
+	if (desc->natts > ncolumns)
+		elog(ERROR, "caio's table \"%s\" has %d columns, not %d",
+			 RelationGetRelationName(heap), desc->natts, ncolumns);
 	for (int i = 0; i < nkeys; i++)
 		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
 

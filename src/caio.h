@@ -123,7 +123,8 @@ extern uint64 caio_spi_run(CaioPlan *plan, Datum *values, const char *nulls,
 extern Datum caio_spi_value(int row, int column, bool *isnull);
 
 extern bool caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys,
-							 int nkeys, Datum *values, bool *isnull);
+							 int nkeys, Datum *values, bool *isnull,
+							 int ncolumns);
 extern int64 caio_token_next(void);
 
 /* Argument checks shared by every SQL-callable function. */

@@ -165,7 +165,7 @@ caio_lease_lookup(const char *resource, CaioLease *lease)
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(resource));
 	if (!caio_index_first(cat->lease_state, cat->lease_state_pkey, &key, 1,
-						  values, isnull))
+						  values, isnull, STATE_NATTS))
 		return false;
 
 	lease->resource = (char *) resource;

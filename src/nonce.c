@@ -6,12 +6,12 @@
  * transaction count as last synced, and the next nonce never handed out.
  * Each nonce handed out has a row in caio_nonce_reservation with its state.
  *
- * Reserving (and syncing) takes the wallet's lock exclusively inside the
- * caller's transaction, so concurrent reservers queue and get consecutive
- * nonces, and a rollback undoes the reservation (and the counter) with
- * everything else: no duplicate, and no hole that caio made itself.  A nonce
- * handed back is reused first, lowest first.  Marking and releasing share the
- * lock, and lock the reservation's row.
+ * Every function takes the wallet's lock exclusively inside the caller's
+ * transaction (a shared mode for marks would let two transactions that mark
+ * and then reserve deadlock on the upgrade), so concurrent reservers queue
+ * and get consecutive nonces, and a rollback undoes the reservation (and the
+ * counter) with everything else: no duplicate, and no hole that caio made
+ * itself.  A nonce handed back is reused first, lowest first.
  */
 #include "postgres.h"
 
@@ -92,8 +92,9 @@ static CaioPlan claim_next_plan = CAIO_PLAN(
 
 /*
  * The same, when a row is already at the next nonce (left behind after a
- * sync moved the counter down): it is taken over if it is free, and
- * otherwise the statement returns nothing and the caller tries the next.
+ * sync moved the counter down): it is taken over if it was handed back, and
+ * otherwise (a dropped nonce, consumed on chain) the statement returns
+ * nothing and the caller tries the next.
  */
 static CaioPlan claim_next_over_plan = CAIO_PLAN(
 	CLAIM_NEXT_SQL
@@ -103,7 +104,6 @@ static CaioPlan claim_next_over_plan = CAIO_PLAN(
 	"        tx_hashes = NULL, reserved_at = excluded.reserved_at,"
 	"        updated_at = excluded.updated_at"
 	"  WHERE r.state OPERATOR(pg_catalog.=) 'released'"
-	"     OR r.state OPERATOR(pg_catalog.=) 'dropped'"
 	" RETURNING r.nonce", next_args);
 
 static const Oid row_args[] = {INT8OID, TEXTOID, INT8OID};
@@ -115,7 +115,7 @@ static CaioPlan reservation_lock_plan = CAIO_PLAN(
 	" FOR UPDATE", row_args);
 
 static const Oid mark_args[] = {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
-TEXTOID, INT8OID, TIMESTAMPTZOID};
+TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID};
 static CaioPlan mark_plan = CAIO_PLAN(
 	"UPDATE @extschema@.caio_nonce_reservation"
 	"   SET state = $4,"
@@ -124,6 +124,7 @@ static CaioPlan mark_plan = CAIO_PLAN(
 	"                        WHEN tx_hashes IS NULL THEN ARRAY[$5]"
 	"                        WHEN $5 OPERATOR(pg_catalog.=) ANY (tx_hashes) THEN tx_hashes"
 	"                        ELSE pg_catalog.array_append(tx_hashes, $5) END,"
+	"       resource = COALESCE($9, resource),"
 	"       holder = COALESCE($6, holder), token = COALESCE($7, token),"
 	"       updated_at = $8"
 	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
@@ -148,6 +149,23 @@ static CaioPlan pending_top_plan = CAIO_PLAN(
 	"   AND nonce OPERATOR(pg_catalog.>=) $3"
 	"   AND state OPERATOR(pg_catalog.<>) 'released'"
 	"   AND state OPERATOR(pg_catalog.<>) 'dropped'", pending_args);
+
+/*
+ * After a sync moved the count down, nonces between it and the counter that
+ * no reservation of ours ever used (an earlier count had passed them) are
+ * holes now: they get rows in state released, so that reserve fills them,
+ * lowest first, and caio_nonce_holes shows them.
+ */
+static const Oid fill_args[] = {INT8OID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
+static CaioPlan fill_holes_plan = CAIO_PLAN(
+	"INSERT INTO @extschema@.caio_nonce_reservation"
+	"       (chain_id, address, nonce, state, reserved_at, updated_at)"
+	" SELECT $1, $2, n, 'released', $5, $5"
+	"   FROM pg_catalog.generate_series($3, $4 OPERATOR(pg_catalog.-) 1) AS n"
+	"  WHERE NOT EXISTS (SELECT FROM @extschema@.caio_nonce_reservation r"
+	"                     WHERE r.chain_id OPERATOR(pg_catalog.=) $1"
+	"                       AND r.address OPERATOR(pg_catalog.=) $2"
+	"                       AND r.nonce OPERATOR(pg_catalog.=) n)", fill_args);
 
 static const Oid sync_args[] = {INT8OID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
 static CaioPlan wallet_sync_plan = CAIO_PLAN(
@@ -174,6 +192,13 @@ wallet_from_args(FunctionCallInfo fcinfo, Wallet *wallet)
 	wallet->address = caio_arg_address(fcinfo, 1);
 }
 
+/*
+ * A nonce or a transaction count: 0 to 2^53 - 1.  EIP-2681 allows nonces up
+ * to 2^64 - 2, but no account will come near 2^53, and a bound far below
+ * bigint's keeps every nonce + 1 exact.
+ */
+#define NONCE_MAX	INT64CONST(9007199254740991)
+
 static int64
 arg_count(FunctionCallInfo fcinfo, int argno, const char *what)
 {
@@ -181,10 +206,10 @@ arg_count(FunctionCallInfo fcinfo, int argno, const char *what)
 
 	caio_arg_required(fcinfo, argno, what, NULL);
 	value = PG_GETARG_INT64(argno);
-	if (value < 0)
+	if (value < 0 || value > NONCE_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must not be negative", what),
+				 errmsg("%s must be between 0 and " INT64_FORMAT, what, NONCE_MAX),
 				 errdetail("The %s given was " INT64_FORMAT ".", what, value)));
 	return value;
 }
@@ -264,7 +289,7 @@ wallet_read(const Wallet *wallet, int64 *chain_count, int64 *next_nonce)
 
 	wallet_keys(wallet, keys);
 	if (!caio_index_first(cat->nonce_wallet, cat->nonce_wallet_pkey, keys, 2,
-						  values, isnull))
+						  values, isnull, WALLET_NATTS))
 	{
 		wallet_values(wallet, values);
 		caio_spi_run(&wallet_insert_plan, values, NULL, false);
@@ -293,7 +318,8 @@ reservation_from(const Wallet *wallet, Oid index, int64 from, int64 *nonce,
 	wallet_keys(wallet, keys);
 	ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(from));
-	if (!caio_index_first(cat->nonce_reservation, index, keys, 3, values, isnull))
+	if (!caio_index_first(cat->nonce_reservation, index, keys, 3, values, isnull,
+						  RESERVATION_NATTS))
 		return false;
 	*nonce = DatumGetInt64(values[RESERVATION_NONCE]);
 	*state = TextDatumGetCString(values[RESERVATION_STATE]);
@@ -427,26 +453,38 @@ refuse_move(const Wallet *wallet, int64 nonce, NonceState from, NonceState to)
 
 /*
  * Whether a reservation may move from one state to another.  Marking signed
- * or broadcast again records another attempt (a replacement transaction).
+ * or broadcast again records another attempt (a replacement transaction);
+ * repeating a final mark is a harmless retry.  mined may become dropped: a
+ * sync marks every broadcast nonce below the chain's count mined, and only
+ * the caller can tell that the transaction mined with it was not ours.
  */
 static bool
 move_allowed(NonceState from, NonceState to)
 {
-	if (from >= NONCE_MINED || to == NONCE_RESERVED)
+	if (to == NONCE_RESERVED)
 		return false;
-	if (to == NONCE_RELEASED)
-		return from <= NONCE_SIGNED;
-	if (to == NONCE_SIGNED || to == NONCE_BROADCAST)
-		return from <= to;
-	return true;				/* to mined or dropped */
+	if (to == from)
+		return true;
+	switch (from)
+	{
+		case NONCE_RESERVED:
+			return true;
+		case NONCE_SIGNED:
+		case NONCE_BROADCAST:
+			return to > from && (to != NONCE_RELEASED || from == NONCE_SIGNED);
+		case NONCE_MINED:
+			return to == NONCE_DROPPED;
+		default:
+			return false;		/* dropped and released are final */
+	}
 }
 
 static void
 mark_write(const Wallet *wallet, int64 nonce, NonceState to, const char *tx_hash,
 		   const CaioLease *lease)
 {
-	Datum		values[8];
-	char		nulls[8] = "        ";
+	Datum		values[9];
+	char		nulls[9] = "         ";
 
 	wallet_values(wallet, values);
 	values[2] = Int64GetDatum(nonce);
@@ -459,9 +497,10 @@ mark_write(const Wallet *wallet, int64 nonce, NonceState to, const char *tx_hash
 	{
 		values[5] = CStringGetTextDatum(lease->holder);
 		values[6] = Int64GetDatum(lease->token);
+		values[8] = CStringGetTextDatum(lease->resource);
 	}
 	else
-		nulls[5] = nulls[6] = 'n';
+		nulls[5] = nulls[6] = nulls[8] = 'n';
 	values[7] = TimestampTzGetDatum(caio_clock_now(NULL));
 	caio_spi_run(&mark_plan, values, nulls, false);
 }
@@ -564,7 +603,7 @@ caio_nonce_mark(PG_FUNCTION_ARGS)
 	}
 
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, ShareLock);
+	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
 	if (!reservation_lock(&wallet, nonce, &reservation))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -596,7 +635,7 @@ caio_nonce_release(PG_FUNCTION_ARGS)
 	nonce = arg_count(fcinfo, 2, "nonce");
 
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, ShareLock);
+	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
 	if (reservation_lock(&wallet, nonce, &reservation) &&
 		reservation.state != NONCE_RELEASED)
 	{
@@ -612,6 +651,9 @@ caio_nonce_release(PG_FUNCTION_ARGS)
  * caio_nonce_sync
  * ----------------------------------------------------------------
  */
+
+/* How many holes a sync down may open; more means a bad reading. */
+#define SYNC_MAX_HOLES	1000000
 
 /*
  * The chain's count is the truth: broadcast nonces below it are mined, and
@@ -651,6 +693,18 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 
 	values[3] = Int64GetDatum(next_nonce);
 	values[4] = TimestampTzGetDatum(now);
+	if (count < old_count)
+	{
+		if (next_nonce - count > SYNC_MAX_HOLES)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("chain_count " INT64_FORMAT " is too far below the wallet's nonces",
+							count),
+					 errdetail("Nonce " INT64_FORMAT " is still in use; syncing down to " INT64_FORMAT " would leave up to " INT64_FORMAT " holes, more than %d.",
+							   next_nonce - 1, count, next_nonce - count, SYNC_MAX_HOLES),
+					 errhint("Check the reading: pass the \"latest\" transaction count of a node that is in sync.")));
+		caio_spi_run(&fill_holes_plan, values, NULL, false);
+	}
 	caio_spi_run(&wallet_sync_plan, values, NULL, false);
 
 	if (!released_lowest(&wallet, count, next_nonce, &nonce))

@@ -106,9 +106,9 @@ caio_resource_lock(uint64 key, LOCKMODE mode)
 }
 
 /*
- * A wallet's nonces: reserving, releasing and syncing take this lock
- * exclusively until the transaction ends (so reservers queue and get
- * consecutive nonces, and a rollback gives a nonce back), marking shares it.
+ * A wallet's nonces: the nonce functions take this lock until the
+ * transaction ends, so reservers queue and get consecutive nonces, and a
+ * rollback gives a nonce back.
  */
 void
 caio_wallet_lock(int64 chain_id, const char *address, LOCKMODE mode)
