@@ -136,6 +136,14 @@ SELECT caio_nonce_reserve(1, :wallet, caio_lease_of('send:' || :wallet)) AS nonc
 SELECT caio_nonce_mark(1, :wallet, 7, 'released', NULL, caio_lease_of('send:' || :wallet));
 SELECT caio_nonce_reserve(1, :wallet) AS nonce;
 
+-- A reservation made without a lease is fenced from the first mark that
+-- names one.
+SELECT caio_nonce_reserve(1, :wallet) AS nonce;
+SELECT caio_nonce_mark(1, :wallet, 8, 'signed', NULL, caio_lease_of('send:' || :wallet));
+SELECT caio_nonce_mark(1, :wallet, 8, 'broadcast');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_mark(1, :wallet, 8, 'released', NULL, caio_lease_of('send:' || :wallet));
+
 -- Nonce 10 was handed back above the counter when sync moved it down; the
 -- counter reaches it and takes the row over.
 SELECT caio_nonce_reserve(1, :wallet) AS nonce FROM generate_series(1, 3);

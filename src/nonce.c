@@ -520,7 +520,7 @@ mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservati
 				(errcode(ERRCODE_CAIO_FENCING_MISSING),
 				 errmsg("missing fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
 						nonce, wallet->address, wallet->chain_id),
-				 errdetail("The nonce was reserved under token " INT64_FORMAT " of a lease on resource \"%s\"; the %s named no lease.",
+				 errdetail("The nonce is fenced by token " INT64_FORMAT " of a lease on resource \"%s\"; the %s named no lease.",
 						   reservation->token, reservation->resource, action),
 				 errhint("Pass the current lease on \"%s\" to caio_nonce_mark(), with state 'released' to release the nonce.",
 						 reservation->resource)));
