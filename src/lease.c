@@ -258,22 +258,22 @@ lease_held_by_other(const AcquireRequest *req, const CaioLease *lease,
 }
 
 /*
- * One attempt.  While another holder's lease is live there is nothing to do,
- * so the first look takes no lock: taking the lock and letting it go would
- * only wake the other waiters for nothing.  Whatever later changes the lease
- * ends a transaction that wakes us.  Otherwise look again under the lock.
- * The new token is drawn only then, and only for a new lease, so a
- * resource's grants follow token order.
+ * One attempt.  A retry while waiting first looks without the lock: while
+ * another holder's lease is live there is nothing to do, and taking and
+ * dropping the lock would wake the other waiters for nothing (whatever later
+ * changes the lease ends a transaction that wakes us).  Otherwise, and on a
+ * first attempt, look under the lock.  The new token is drawn only then, and
+ * only for a new lease, so a resource's grants follow token order.
  */
 static AcquireOutcome
-lease_try_acquire(const AcquireRequest *req, CaioLease *lease,
+lease_try_acquire(const AcquireRequest *req, bool retry, CaioLease *lease,
 				  TimestampTz *busy_until)
 {
 	TimestampTz now = caio_clock_now(NULL);
 	TimestampTz expires_at = caio_expiry(now, req->ttl);
 	bool		found;
 
-	if (caio_lease_lookup(req->resource, lease) &&
+	if (retry && caio_lease_lookup(req->resource, lease) &&
 		lease_held_by_other(req, lease, now))
 	{
 		*busy_until = lease->expires_at;
@@ -283,12 +283,9 @@ lease_try_acquire(const AcquireRequest *req, CaioLease *lease,
 	if (!caio_resource_trylock(req->key))
 		return ACQUIRE_LOCKED;
 
-	now = caio_clock_now(NULL);
-	expires_at = caio_expiry(now, req->ttl);
 	found = caio_lease_lookup(req->resource, lease);
 	if (found && lease_held_by_other(req, lease, now))
 	{
-		/* Taken between our two looks. */
 		caio_resource_unlock(req->key, ExclusiveLock);
 		*busy_until = lease->expires_at;
 		return ACQUIRE_HELD;
@@ -362,7 +359,7 @@ lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 		int64		remaining;
 
 		old_context = MemoryContextSwitchTo(attempt_context);
-		outcome = lease_try_acquire(req, lease, &busy_until);
+		outcome = lease_try_acquire(req, waiting, lease, &busy_until);
 		MemoryContextSwitchTo(old_context);
 
 		remaining = wait_usecs - usecs_since(start);

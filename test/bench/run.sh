@@ -3,8 +3,11 @@
 # tuned as documented (synchronous_commit = off, shared_buffers = 1GB), and
 # runs each workload with caio and with its plain-SQL baseline in the same
 # run, printing ops/s side by side and the ratio.  pgbench uses prepared
-# statements (-M prepared), as application drivers do.
-#   BENCH_SECONDS (default 10) per run; BENCH_CLIENTS (default "1 8").
+# statements (-M prepared), as application drivers do.  Each pair runs
+# BENCH_ROUNDS times, alternating baseline and caio so that both see the same
+# machine, and the table shows the medians.
+#   BENCH_SECONDS (default 5) per run; BENCH_ROUNDS (default 3);
+#   BENCH_CLIENTS (default "1 8").
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 if [ -z "${CAIO_BENCH_INSIDE:-}" ]; then
@@ -14,7 +17,8 @@ if [ -z "${CAIO_BENCH_INSIDE:-}" ]; then
         -o max_connections=100 env CAIO_BENCH_INSIDE=1 "$0" "$@"
 fi
 
-seconds=${BENCH_SECONDS:-10}
+seconds=${BENCH_SECONDS:-5}
+rounds=${BENCH_ROUNDS:-3}
 clients=${BENCH_CLIENTS:-"1 8"}
 export PGOPTIONS="-c client_min_messages=warning"
 psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION caio" >/dev/null
@@ -28,10 +32,18 @@ ops() {
 }
 
 printf '%-22s %7s %12s %12s %7s\n' workload clients "caio ops/s" "plain ops/s" ratio
+# median of the numbers on standard input
+median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
 while read -r caio_script plain_script label; do
     for c in $clients; do
-        plain=$(ops "$plain_script" "$c")
-        caio=$(ops "$caio_script" "$c")
+        plain_runs=""; caio_runs=""
+        for _ in $(seq "$rounds"); do
+            plain_runs="$plain_runs $(ops "$plain_script" "$c")"
+            caio_runs="$caio_runs $(ops "$caio_script" "$c")"
+        done
+        plain=$(echo "$plain_runs" | tr ' ' '\n' | grep . | median)
+        caio=$(echo "$caio_runs" | tr ' ' '\n' | grep . | median)
         awk -v w="$label" -v c="$c" -v a="$caio" -v p="$plain" \
             'BEGIN { printf "%-22s %7s %12.0f %12.0f %7.2f\n", w, c, a, p, a / p }'
     done
