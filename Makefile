@@ -1,5 +1,5 @@
 # caio: PGXS build.  The version lives in caio.control alone; the install
-# script, the C code (CAIO_VERSION) and META.json take it from there.
+# script's name, the C code (CAIO_VERSION) and META.json take it from there.
 
 EXTENSION   = caio
 PG_CONFIG  ?= pg_config
@@ -47,8 +47,10 @@ $(OBJS): src/caio.h
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@
 
-META.json: META.json.in $(EXTENSION).control
-	sed 's/@EXTVERSION@/$(EXTVERSION)/g' $< > $@.tmp && mv $@.tmp $@
+# META.json carries the control file's version (above its meta-spec block,
+# which has a version of its own); make rewrites it on a bump.
+META.json: $(EXTENSION).control
+	sed '/"meta-spec"/,$$!s/"version": "[0-9][0-9.]*"/"version": "$(EXTVERSION)"/' $@ > $@.tmp && mv $@.tmp $@
 
 .PHONY: isolation-db
 isolation-db:
