@@ -7,7 +7,8 @@ EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION)
 
 MODULE_big  = caio
 OBJS        = src/caio.o src/clock.o src/lease.o src/resource_lock.o \
-              src/fencing.o src/versioned.o src/address.o src/nonce.o
+              src/fencing.o src/versioned.o src/address.o src/nonce.o \
+              src/claims.o
 HEADERS     = src/caio.h
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
@@ -22,6 +23,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors \
+               claims claims_errors \
                privileges reinstall
 REGRESS_OPTS = --load-extension=caio
 
@@ -30,7 +32,8 @@ REGRESS_OPTS = --load-extension=caio
 # so that isolationtester can see caio's latch waits.
 ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover clock_shared \
                  fence_paused_holder fence_holds_takeover fence_behind_takeover versioned_race \
-                 nonce_two_reservers nonce_reserve_release nonce_stale_mark
+                 nonce_two_reservers nonce_reserve_release nonce_stale_mark \
+                 claims_disjoint claim_takeover claim_renew
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
 

@@ -237,6 +237,31 @@ CREATE VIEW caio_nonce_holes AS
      WHERE r.state IS NULL OR r.state = 'released';
 
 ------------------------------------------------------------------------------
+-- Work claims
+------------------------------------------------------------------------------
+
+-- Add (or check) claim_holder text, claim_token bigint and claim_expires_at
+-- timestamptz, and install the trigger caio_claim: once a row has a claim
+-- token, every UPDATE must set claim_token to it.
+CREATE FUNCTION caio_claimable(tbl regclass) RETURNS void
+    AS 'MODULE_PATHNAME', 'caio_claimable'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- Claim up to max_rows rows of the table that rowtype names (NULL::table)
+-- that nobody holds a live claim on and that match filter (SQL, run with the
+-- caller's privileges), without waiting on rows others are claiming; each
+-- gets a new token.  Returns the claimed rows.
+CREATE FUNCTION caio_claim(rowtype anyelement, holder text, ttl interval,
+                           max_rows int DEFAULT 1, filter text DEFAULT NULL)
+    RETURNS SETOF anyelement
+    AS 'MODULE_PATHNAME', 'caio_claim'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+CREATE FUNCTION caio_claim_trigger() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'caio_claim_trigger'
+    LANGUAGE C;
+
+------------------------------------------------------------------------------
 -- Privileges: nothing for PUBLIC.
 ------------------------------------------------------------------------------
 
@@ -262,5 +287,8 @@ REVOKE ALL ON FUNCTION
     caio_nonce_release(bigint, text, bigint),
     caio_nonce_sync(bigint, text, bigint),
     caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
-    caio_address_checksum(text)
+    caio_address_checksum(text),
+    caio_claimable(regclass),
+    caio_claim(anyelement, text, interval, int, text),
+    caio_claim_trigger()
   FROM PUBLIC;

@@ -1,0 +1,105 @@
+-- Work claims: claim, renew, release, finish, expiry and takeover, each
+-- write fenced by the row's claim token.
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+SELECT caio_clock_set('2030-01-01 00:00:00+00');
+SELECT setval('caio_token_seq', 8000);
+
+CREATE TABLE operations (
+    id      int PRIMARY KEY,
+    kind    text NOT NULL,
+    state   text NOT NULL DEFAULT 'pending',
+    result  text
+);
+INSERT INTO operations (id, kind) SELECT i, 'send' FROM generate_series(1, 6) i;
+
+-- caio_claimable adds the three columns and the trigger; running it again
+-- changes nothing.
+SELECT caio_claimable('operations');
+SELECT caio_claimable('operations');
+SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute
+ WHERE attrelid = 'operations'::regclass AND attname LIKE 'claim%' ORDER BY attnum;
+SELECT tgname FROM pg_trigger WHERE tgrelid = 'operations'::regclass;
+
+-- Two workers claim: disjoint rows, each with a new token.
+SELECT id, claim_holder, claim_token, claim_expires_at
+  FROM caio_claim(NULL::operations, 'worker-a', '30 seconds', 2, $$state = 'pending'$$) ORDER BY id;
+CREATE TEMP TABLE b_claims AS
+SELECT * FROM caio_claim(NULL::operations, 'worker-b', '30 seconds', 3, $$state = 'pending' AND kind = 'send'$$);
+SELECT id, claim_holder, claim_token FROM b_claims ORDER BY id;
+-- Without a filter, and asking for more than there is: what is left.
+SELECT id, claim_holder, claim_token FROM caio_claim(NULL::operations, 'worker-c', '30 seconds', 10);
+SELECT count(*) AS nothing_left FROM caio_claim(NULL::operations, 'worker-d', '30 seconds', 10);
+
+-- worker-a finishes row 1 under its token, and ends its claim.
+UPDATE operations SET state = 'done', result = 'sent',
+       claim_holder = NULL, claim_expires_at = NULL, claim_token = 8001
+ WHERE id = 1;
+-- worker-a renews row 2 for long work.
+UPDATE operations SET claim_expires_at = caio_now() + '1 minute', claim_token = 8002 WHERE id = 2;
+-- worker-b releases row 3 without finishing: it can be claimed again.
+UPDATE operations SET claim_holder = NULL, claim_expires_at = NULL, claim_token = 8003 WHERE id = 3;
+
+-- Refusals: a write that names no token (LK003), another worker's token or
+-- a made-up one (LK001), a token on a row never claimed, a DELETE of a row
+-- under a live claim.
+UPDATE operations SET state = 'done' WHERE id = 4;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE operations SET state = 'done', claim_token = 8002 WHERE id = 4;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE operations SET state = 'done', claim_token = 9999 WHERE id = 4;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE operations SET state = 'done', claim_token = NULL WHERE id = 4;
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO operations (id, kind, claim_token) VALUES (7, 'send', 8005);
+\echo :LAST_ERROR_SQLSTATE
+DELETE FROM operations WHERE id = 4;
+\echo :LAST_ERROR_SQLSTATE
+-- A new row, and writes to a row never claimed, need no token.
+INSERT INTO operations (id, kind) VALUES (7, 'refund');
+UPDATE operations SET kind = 'send' WHERE id = 7;
+
+-- The released row is claimed again, with a new token.
+SELECT id, claim_holder, claim_token FROM caio_claim(NULL::operations, 'worker-c', '30 seconds', 5, $$id IN (3, 7)$$) ORDER BY id;
+
+-- Time passes: the claims of workers b and c expire (row 2 was renewed).
+SELECT caio_clock_advance('31 seconds');
+-- An expired claim that nobody took over still fences: its token is the
+-- row's newest, so a late finish lands.
+UPDATE operations SET state = 'done', result = 'late but unopposed', claim_holder = NULL,
+       claim_expires_at = NULL, claim_token = 8004 WHERE id = 4;
+-- worker-d takes the other expired claims over; the live one (row 2) stays.
+CREATE TEMP TABLE d_claims AS
+SELECT * FROM caio_claim(NULL::operations, 'worker-d', '30 seconds', 10, $$state = 'pending'$$);
+SELECT id, claim_holder, claim_token FROM d_claims ORDER BY id;
+-- The paused worker-b wakes up and finishes row 5 under its token: refused.
+UPDATE operations SET state = 'done', result = 'twice',
+       claim_token = (SELECT claim_token FROM b_claims WHERE id = 5) WHERE id = 5;
+\echo :LAST_ERROR_SQLSTATE
+-- worker-d finishes it under its own token.
+UPDATE operations SET state = 'done', result = 'sent by d', claim_holder = NULL, claim_expires_at = NULL,
+       claim_token = (SELECT claim_token FROM d_claims WHERE id = 5) WHERE id = 5;
+-- Rows without a live claim may be deleted.
+DELETE FROM operations WHERE id = 1;
+
+SELECT id, state, result, claim_holder, claim_token FROM operations ORDER BY id;
+
+-- A claim inside a transaction that rolls back was never made; its tokens
+-- are never handed out again.
+BEGIN;
+SELECT id, claim_holder, claim_token FROM caio_claim(NULL::operations, 'worker-e', '30 seconds', 1, $$id = 4$$);
+ROLLBACK;
+SELECT id, claim_holder, claim_token FROM operations WHERE id = 4;
+
+-- Partitioned tables.
+CREATE TABLE regional_jobs (id int, region text NOT NULL, state text NOT NULL DEFAULT 'pending') PARTITION BY LIST (region);
+CREATE TABLE jobs_eu PARTITION OF regional_jobs FOR VALUES IN ('eu');
+CREATE TABLE jobs_us PARTITION OF regional_jobs FOR VALUES IN ('us');
+INSERT INTO regional_jobs SELECT i, CASE WHEN i % 2 = 0 THEN 'eu' ELSE 'us' END FROM generate_series(1, 4) i;
+SELECT caio_claimable('regional_jobs');
+SELECT id, region, claim_holder, claim_token > 0 AS has_token FROM caio_claim(NULL::regional_jobs, 'worker-a', '30 seconds', 10) ORDER BY id;
+UPDATE regional_jobs SET state = 'done' WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+
+DROP TABLE operations, regional_jobs;
+SELECT caio_clock_reset() IS NOT NULL AS reset;
