@@ -172,7 +172,9 @@ caio_plan(CaioPlan *p)
 			appendStringInfoChar(&sql, *at);
 	}
 
-	p->plan = SPI_prepare(sql.data, p->nargs, (Oid *) p->argtypes);
+	/* A generic plan: re-planning every call would cost more than it saves. */
+	p->plan = SPI_prepare_cursor(sql.data, p->nargs, (Oid *) p->argtypes,
+								 CURSOR_OPT_GENERIC_PLAN);
 	if (p->plan == NULL)
 		elog(ERROR, "caio could not prepare \"%s\": %s",
 			 sql.data, SPI_result_code_string(SPI_result));

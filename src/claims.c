@@ -26,6 +26,7 @@
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_type.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -62,8 +63,18 @@ static const ClaimColumn claim_columns[CLAIM_NCOLUMNS] = {
 	{"claim_expires_at", TIMESTAMPTZOID}
 };
 
-/* The token caio_claim is writing right now, which the trigger lets through. */
-static int64 claim_in_progress = 0;
+/* The tokens caio_claim is writing right now, which the trigger lets through. */
+static int64 *claim_tokens = NULL;
+static int	claim_token_count = 0;
+
+static bool
+claim_in_progress(int64 token)
+{
+	for (int i = 0; i < claim_token_count; i++)
+		if (claim_tokens[i] == token)
+			return true;
+	return false;
+}
 
 /* ----------------------------------------------------------------
  * caio_claimable
@@ -211,7 +222,7 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	new_token = row_token(td->tg_newtuple ? td->tg_newtuple : td->tg_trigtuple,
 						  desc, att[CLAIM_TOKEN]);
 
-	if (new_token != 0 && new_token == claim_in_progress)
+	if (new_token != 0 && claim_in_progress(new_token))
 		;						/* caio_claim giving the row its new token */
 	else if (old_token == 0)
 	{
@@ -256,7 +267,8 @@ static int	claim_plans_next = 0;
 static SPIPlanPtr
 claim_prepare(const char *sql, int nargs, Oid *argtypes, bool single)
 {
-	SPIPlanPtr	plan = SPI_prepare(sql, nargs, argtypes);
+	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes,
+										  CURSOR_OPT_GENERIC_PLAN);
 
 	if (plan == NULL)
 		elog(ERROR, "caio could not prepare its claim: %s",
@@ -277,7 +289,8 @@ claim_plans_for(Oid relid, const char *filter)
 	ClaimPlans *slot;
 	char	   *sql;
 	Oid			pick_args[2] = {TIMESTAMPTZOID, INT4OID};
-	Oid			take_args[5] = {TEXTOID, INT8OID, TIMESTAMPTZOID, OIDOID, TIDOID};
+	Oid			take_args[5] = {TEXTOID, TIMESTAMPTZOID, OIDARRAYOID, TIDARRAYOID,
+	INT8ARRAYOID};
 
 	for (int i = 0; i < CLAIM_PLAN_SLOTS; i++)
 	{
@@ -309,9 +322,11 @@ claim_plans_for(Oid relid, const char *filter)
 				   table_sql, filter ? filter : "true");
 	slot->pick = claim_prepare(sql, 2, pick_args, true);
 	sql = psprintf("UPDATE %s AS t"
-				   "   SET claim_holder = $1, claim_token = $2, claim_expires_at = $3"
-				   " WHERE t.tableoid OPERATOR(pg_catalog.=) $4"
-				   "   AND t.ctid OPERATOR(pg_catalog.=) $5"
+				   "   SET claim_holder = $1, claim_token = v.token, claim_expires_at = $2"
+				   "  FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4),"
+				   "                 pg_catalog.unnest($5)) AS v(reloid, tid, token)"
+				   " WHERE t.tableoid OPERATOR(pg_catalog.=) v.reloid"
+				   "   AND t.ctid OPERATOR(pg_catalog.=) v.tid"
 				   " RETURNING t", table_sql);
 	slot->take = claim_prepare(sql, 5, take_args, false);
 
@@ -398,44 +413,71 @@ claim_result(FunctionCallInfo fcinfo, Oid relid)
 	return store;
 }
 
-/* Give one picked row its claim, and add it to the result. */
+/*
+ * Give the picked rows their claims, in one statement, each with a new
+ * token drawn now that the rows are locked; add them to the result.
+ */
 static void
-claim_take(ClaimPlans *plans, Datum tableoid, Datum ctid, const char *holder,
-		   TimestampTz expires_at, Tuplestorestate *store)
+claim_take(ClaimPlans *plans, SPITupleTable *picked, uint64 count,
+		   const char *holder, TimestampTz expires_at, Tuplestorestate *store)
 {
+	Datum	   *reloids = palloc(count * sizeof(Datum));
+	Datum	   *tids = palloc(count * sizeof(Datum));
+	Datum	   *tokens = palloc(count * sizeof(Datum));
+	int64	   *drawn = palloc(count * sizeof(int64));
 	Datum		values[5];
 	bool		isnull;
-	HeapTupleHeader row;
-	HeapTupleData tuple;
+	uint64		taken;
 
+	for (uint64 i = 0; i < count; i++)
+	{
+		reloids[i] = SPI_getbinval(picked->vals[i], picked->tupdesc, 1, &isnull);
+		tids[i] = SPI_getbinval(picked->vals[i], picked->tupdesc, 2, &isnull);
+		drawn[i] = caio_token_next();
+		tokens[i] = Int64GetDatum(drawn[i]);
+	}
 	values[0] = CStringGetTextDatum(holder);
-	values[1] = Int64GetDatum(caio_token_next());
-	values[2] = TimestampTzGetDatum(expires_at);
-	values[3] = tableoid;
-	values[4] = ctid;
+	values[1] = TimestampTzGetDatum(expires_at);
+	values[2] = PointerGetDatum(construct_array(reloids, (int) count, OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	values[3] = PointerGetDatum(construct_array(tids, (int) count, TIDOID,
+												sizeof(ItemPointerData), false,
+												TYPALIGN_SHORT));
+	values[4] = PointerGetDatum(construct_array(tokens, (int) count, INT8OID,
+												sizeof(int64), FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
 
-	claim_in_progress = DatumGetInt64(values[1]);
+	claim_tokens = drawn;
+	claim_token_count = (int) count;
 	PG_TRY();
 	{
 		if (SPI_execute_plan(plans->take, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
-			elog(ERROR, "caio could not take a picked row");
+			elog(ERROR, "caio could not take the picked rows");
 	}
 	PG_FINALLY();
 	{
-		claim_in_progress = 0;
+		claim_tokens = NULL;
+		claim_token_count = 0;
 	}
 	PG_END_TRY();
 
-	if (SPI_processed != 1)
-		elog(ERROR, "caio's claim of a picked row changed " UINT64_FORMAT " rows",
-			 (uint64) SPI_processed);
-	row = DatumGetHeapTupleHeader(SPI_getbinval(SPI_tuptable->vals[0],
-												SPI_tuptable->tupdesc, 1, &isnull));
-	tuple.t_len = HeapTupleHeaderGetDatumLength(row);
-	ItemPointerSetInvalid(&tuple.t_self);
-	tuple.t_tableOid = InvalidOid;
-	tuple.t_data = row;
-	tuplestore_puttuple(store, &tuple);
+	taken = SPI_processed;
+	if (taken != count)
+		elog(ERROR, "caio's claim took " UINT64_FORMAT " of " UINT64_FORMAT " picked rows",
+			 taken, count);
+	for (uint64 i = 0; i < taken; i++)
+	{
+		HeapTupleHeader row = DatumGetHeapTupleHeader(SPI_getbinval(SPI_tuptable->vals[i],
+																	SPI_tuptable->tupdesc,
+																	1, &isnull));
+		HeapTupleData tuple;
+
+		tuple.t_len = HeapTupleHeaderGetDatumLength(row);
+		ItemPointerSetInvalid(&tuple.t_self);
+		tuple.t_tableOid = InvalidOid;
+		tuple.t_data = row;
+		tuplestore_puttuple(store, &tuple);
+	}
 }
 
 Datum
@@ -464,15 +506,8 @@ caio_claim(PG_FUNCTION_ARGS)
 		elog(ERROR, "caio could not pick rows to claim");
 	picked = SPI_tuptable;
 	count = SPI_processed;
-
-	for (uint64 i = 0; i < count; i++)
-	{
-		bool		isnull;
-		Datum		tableoid = SPI_getbinval(picked->vals[i], picked->tupdesc, 1, &isnull);
-		Datum		ctid = SPI_getbinval(picked->vals[i], picked->tupdesc, 2, &isnull);
-
-		claim_take(plans, tableoid, ctid, holder, expires_at, store);
-	}
+	if (count > 0)
+		claim_take(plans, picked, count, holder, expires_at, store);
 	SPI_finish();
 
 	return (Datum) 0;

@@ -26,7 +26,7 @@ echo "== pgTAP suites"
 fresh_db caio_tap pgtap caio
 pg_prove -d caio_tap test/pgtap/*.sql
 
-for stress in lease fence nonce; do
+for stress in lease fence nonce claims; do
     echo "== $stress stress (pgbench)"
     fresh_db caio_stress caio
     PGDATABASE=caio_stress test/stress/run.sh "$stress"

@@ -52,4 +52,5 @@ lease_caio lease_plain acquire+release
 fenced_update_caio fenced_update_plain fenced UPDATE
 nonce_hot_caio counter_plain nonce, 1 wallet
 nonce_wallets_caio counter_plain nonce, 1000 wallets
+claims_caio claims_plain claim 10 of 1M rows
 WORKLOADS

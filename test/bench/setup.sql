@@ -18,6 +18,20 @@ CREATE TABLE bench_unfenced (LIKE bench_fenced INCLUDING ALL) WITH (fillfactor =
 INSERT INTO bench_fenced SELECT i, 'w' || i, 0, NULL FROM generate_series(1, 1000) i;
 INSERT INTO bench_unfenced SELECT * FROM bench_fenced;
 SELECT caio_protect('bench_fenced', 'fence_token', 'wallet', 'bench:');
+-- Claims: two tables of 1,000,000 operations, one claimable, one for the
+-- plain SKIP LOCKED baseline, with the same partial index for the filter.
+CREATE TABLE bench_claims (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending')
+    WITH (fillfactor = 80);
+INSERT INTO bench_claims (id) SELECT generate_series(1, 1000000);
+SELECT caio_claimable('bench_claims');
+CREATE INDEX ON bench_claims (id) WHERE state = 'pending';
+CREATE TABLE bench_claims_plain (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending',
+                                 claim_holder text, claim_token bigint,
+                                 claim_expires_at timestamptz) WITH (fillfactor = 80);
+INSERT INTO bench_claims_plain (id) SELECT generate_series(1, 1000000);
+CREATE INDEX ON bench_claims_plain (id) WHERE state = 'pending';
+VACUUM ANALYZE bench_claims, bench_claims_plain;
+
 -- One long lease per wallet; wallet i's token is token_base + i.
 SELECT min(token) - 1 AS token_base
   FROM (SELECT (caio_acquire('bench:w' || i, 'bench', '1 day')).token

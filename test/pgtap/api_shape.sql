@@ -1,7 +1,7 @@
 -- The API's shape, as the contract in DESIGN.md names it: types, functions
 -- with their argument names, defaults and results, the view, and privileges.
 BEGIN;
-SELECT plan(82);
+SELECT plan(90);
 
 SELECT has_extension('caio', 'the extension is installed');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
@@ -87,6 +87,19 @@ SELECT function_privs_are('caio_nonce_reserve', ARRAY['bigint', 'text', 'caio_le
 SELECT function_privs_are('caio_nonce_mark', ARRAY['bigint', 'text', 'bigint', 'text', 'text', 'caio_lease'], 'public', ARRAY[]::text[]);
 SELECT table_privs_are('caio_nonce_wallet', 'public', ARRAY[]::text[]);
 SELECT table_privs_are('caio_nonce_reservation', 'public', ARRAY[]::text[]);
+
+-- Work claims
+SELECT has_function('caio_claimable', ARRAY['regclass']);
+SELECT function_returns('caio_claimable', ARRAY['regclass'], 'void');
+SELECT has_function('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text']);
+SELECT function_returns('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text'], 'setof anyelement');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_claim(anyelement, text, interval, integer, text)'::regprocedure),
+          ARRAY['rowtype', 'holder', 'ttl', 'max_rows', 'filter'],
+          'caio_claim takes (rowtype, holder, ttl, max_rows, filter)');
+SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc WHERE oid = 'caio_claim(anyelement, text, interval, integer, text)'::regprocedure),
+          '1, NULL::text', 'max_rows defaults to 1 and filter to NULL');
+SELECT function_privs_are('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_claimable', ARRAY['regclass'], 'public', ARRAY[]::text[]);
 
 -- Named arguments work as the contract names them.
 SELECT isnt((SELECT token FROM caio_acquire(resource => 'tap:named', holder => 'tap', ttl => '1 minute', wait => '0')),

@@ -8,12 +8,15 @@
 #   run.sh nonce   8 clients reserve nonces on one wallet, a fifth roll back,
 #                  some hand theirs back; no nonce is kept twice, and no
 #                  hole is left among the kept ones.
+#   run.sh claims  8 workers claim rows, often pause past their claims, and
+#                  finish; no row is held by two live claims at once, and no
+#                  finish under a superseded token lands.
 # Each NAME has NAME_setup.sql, NAME.pgbench and NAME_check.sql beside this
 # script.  STRESS_SECONDS (default 8) sets the length.  Needs a fresh
 # database with caio, named by the PG* variables.
 set -euo pipefail
 here=$(dirname "$0")
-name=${1:?usage: run.sh lease|fence|nonce}
+name=${1:?usage: run.sh lease|fence|nonce|claims}
 seconds=${STRESS_SECONDS:-8}
 
 psql -X -q -v ON_ERROR_STOP=1 -f "$here/${name}_setup.sql" >/dev/null
