@@ -23,7 +23,8 @@ GRANT EXECUTE ON FUNCTION
     caio_nonce_release(bigint, text, bigint),
     caio_nonce_sync(bigint, text, bigint),
     caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
-    caio_address_checksum(text)
+    caio_address_checksum(text),
+    caio_claim(anyelement, text, interval, int, text)
   TO regress_caio_app, regress_caio_other;
 GRANT SELECT ON caio_leases, caio_nonces, caio_nonce_holes TO regress_caio_app, regress_caio_other;
 
@@ -124,7 +125,9 @@ CREATE ROLE regress_caio_migrator;
 GRANT CREATE ON SCHEMA public TO regress_caio_migrator;
 GRANT EXECUTE ON FUNCTION caio_protect(regclass, name, name, text),
                           caio_versioned(regclass, name),
-                          caio_fence_trigger(), caio_version_trigger()
+                          caio_claimable(regclass),
+                          caio_fence_trigger(), caio_version_trigger(),
+                          caio_claim_trigger()
   TO regress_caio_migrator;
 SET ROLE regress_caio_migrator;
 CREATE TABLE regress_ledger (wallet text NOT NULL, n int, fence_token bigint, version int)
@@ -132,12 +135,22 @@ CREATE TABLE regress_ledger (wallet text NOT NULL, n int, fence_token bigint, ve
 CREATE TABLE regress_ledger_1 PARTITION OF regress_ledger FOR VALUES IN ('0x1');
 SELECT caio_protect('regress_ledger', 'fence_token', 'wallet', 'send:');
 SELECT caio_versioned('regress_ledger', 'version');
+SELECT caio_claimable('regress_ledger');
 CREATE TABLE regress_ledger_2 PARTITION OF regress_ledger FOR VALUES IN ('0x2');
 CREATE TABLE regress_ledger_3 (LIKE regress_ledger);
 ALTER TABLE regress_ledger ATTACH PARTITION regress_ledger_3 FOR VALUES IN ('0x3');
 SELECT tgrelid::regclass AS partition, tgname FROM pg_trigger
  WHERE tgrelid::regclass::text LIKE 'regress_ledger_%' ORDER BY 1, 2;
 DROP TABLE regress_ledger;
+-- The application role claims rows of a job table it may update.
+CREATE TABLE regress_jobs (id int PRIMARY KEY);
+INSERT INTO regress_jobs VALUES (1), (2);
+SELECT caio_claimable('regress_jobs');
+GRANT SELECT, UPDATE ON regress_jobs TO regress_caio_app;
+SET ROLE regress_caio_app;
+SELECT id, claim_holder FROM caio_claim(NULL::regress_jobs, 'app-1', '1 minute');
+SET ROLE regress_caio_migrator;
+DROP TABLE regress_jobs;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM regress_caio_migrator;
 

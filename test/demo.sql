@@ -125,5 +125,22 @@ SELECT caio_nonce_sync(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed', 1) AS ne
 SELECT nonce, state, holder, token, left(tx_hash, 10) AS tx_hash FROM caio_nonces ORDER BY nonce;
 
 \echo
-\echo '== Not built yet in this version: work claims (caio_claim*).'
+\echo '== Work claims: two workers claim payouts; worker-a''s claims expire while it pauses;'
+\echo '   worker-b takes them over; worker-a''s finish is refused (LK001).'
+CREATE TABLE payouts (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending', result text);
+INSERT INTO payouts (id) SELECT generate_series(1, 4);
+SELECT caio_claimable('payouts');
+CREATE TEMP TABLE a_claims AS
+    SELECT * FROM caio_claim(NULL::payouts, 'worker-a', '30 seconds', 2, $$state = 'pending'$$);
+SELECT id, claim_holder, claim_token FROM a_claims ORDER BY id;
+SELECT caio_clock_advance('31 seconds') AS now;
+SELECT id, claim_holder, claim_token
+  FROM caio_claim(NULL::payouts, 'worker-b', '30 seconds', 10, $$state = 'pending'$$) ORDER BY id;
+\set ON_ERROR_STOP 0
+UPDATE payouts SET state = 'paid', result = 'by worker-a',
+       claim_token = (SELECT claim_token FROM a_claims WHERE id = 1) WHERE id = 1;
+\echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
+\set ON_ERROR_STOP 1
+SELECT id, state, claim_holder, claim_token FROM payouts ORDER BY id;
+
 SELECT caio_clock_reset() IS NOT NULL AS "clock back to the server's";
