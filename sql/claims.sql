@@ -100,6 +100,68 @@ SELECT caio_claimable('regional_jobs');
 SELECT id, region, claim_holder, claim_token > 0 AS has_token FROM caio_claim(NULL::regional_jobs, 'worker-a', '30 seconds', 10) ORDER BY id;
 UPDATE regional_jobs SET state = 'done' WHERE id = 1;
 \echo :LAST_ERROR_SQLSTATE
+-- A row once claimed cannot move to another partition: the move deletes it
+-- under its live claim (LK003), and once the claim has ended the insert
+-- would bring a token into a partition that never issued it (LK001).
+UPDATE regional_jobs SET region = 'us', claim_token = claim_token WHERE id = 2;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE regional_jobs SET claim_holder = NULL, claim_expires_at = NULL, claim_token = claim_token WHERE id = 2;
+UPDATE regional_jobs SET region = 'us', claim_token = claim_token WHERE id = 2;
+\echo :LAST_ERROR_SQLSTATE
+SELECT id, region, claim_holder FROM regional_jobs WHERE id = 2;
 
-DROP TABLE operations, regional_jobs;
+-- Any column names and shapes: a column named like caio's aliases, a
+-- dropped column, columns added after caio_claimable.  The claimed rows
+-- come back whole, in the table's rowtype.
+CREATE TABLE odd_jobs (t int, dropped text, caio_claimed text, state text DEFAULT 'pending');
+INSERT INTO odd_jobs (t, dropped, caio_claimed) VALUES (1, 'x', 'one'), (2, 'y', 'two');
+SELECT caio_claimable('odd_jobs');
+ALTER TABLE odd_jobs DROP COLUMN dropped;
+ALTER TABLE odd_jobs ADD COLUMN added_later int DEFAULT 42;
+SELECT t, caio_claimed, state, claim_holder, claim_token > 0 AS has_token, added_later
+  FROM caio_claim(NULL::odd_jobs, 'worker-a', '30 seconds', 5, 't = 1');
+SELECT (c).t, (c).claim_holder
+  FROM (SELECT caio_claim(NULL::odd_jobs, 'worker-b', '30 seconds', 5) AS c) s;
+
+-- A filter may end in a comment; the comment ends where the filter does.
+INSERT INTO odd_jobs (t, caio_claimed) VALUES (3, 'three');
+SELECT count(*) AS claimed FROM caio_claim(NULL::odd_jobs, 'worker-c', '30 seconds', 5, 'state = ''pending'' -- all of them');
+
+-- Rows of tables that inherit from a claimable table are not claimed: the
+-- trigger on the parent does not guard them.  A table with children
+-- cannot be made claimable in the first place.
+CREATE TABLE parent_jobs (id int, state text DEFAULT 'pending');
+SELECT caio_claimable('parent_jobs');
+CREATE TABLE child_jobs () INHERITS (parent_jobs);
+INSERT INTO child_jobs (id) VALUES (1);
+INSERT INTO parent_jobs (id) VALUES (2);
+SELECT id, claim_holder FROM caio_claim(NULL::parent_jobs, 'worker-a', '30 seconds', 5);
+SELECT caio_claimable('parent_jobs');
+\echo :LAST_ERROR_SQLSTATE
+
+-- A claim made by a trigger that another claim fired: each claim lets its
+-- own rows through, and the outer one carries on after the inner one.
+CREATE TABLE batches (id int, state text DEFAULT 'pending');
+CREATE TABLE batch_items (id int, batch int, state text DEFAULT 'pending');
+INSERT INTO batches SELECT generate_series(1, 2);
+INSERT INTO batch_items SELECT i, (i + 1) / 2 FROM generate_series(1, 4) i;
+SELECT caio_claimable('batches'), caio_claimable('batch_items');
+CREATE TABLE item_claims (batch int, item int, holder text);
+CREATE FUNCTION claim_items_of_batch() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO item_claims
+    SELECT NEW.id, id, claim_holder
+      FROM caio_claim(NULL::batch_items, NEW.claim_holder || '/items', '30 seconds', 10,
+                      format('batch = %s', NEW.id));
+    RETURN NEW;
+END $$;
+CREATE TRIGGER claim_items AFTER UPDATE OF claim_token ON batches
+    FOR EACH ROW EXECUTE FUNCTION claim_items_of_batch();
+SELECT id, claim_holder FROM caio_claim(NULL::batches, 'worker-a', '30 seconds', 2) ORDER BY id;
+SELECT * FROM item_claims ORDER BY item;
+SELECT count(*) AS items_with_tokens FROM batch_items WHERE claim_token IS NOT NULL;
+
+DROP TABLE operations, regional_jobs, odd_jobs, parent_jobs, child_jobs,
+    batches, batch_items, item_claims;
+DROP FUNCTION claim_items_of_batch();
 SELECT caio_clock_reset() IS NOT NULL AS reset;

@@ -115,6 +115,16 @@ ALTER TABLE notes ALTER COLUMN v TYPE numeric;
 UPDATE notes SET v = 2;
 \echo :LAST_ERROR_SQLSTATE
 
-DROP TABLE guarded, notes;
+-- A table with inheritance children is refused: the trigger on the parent
+-- would not guard the children's rows.
+CREATE TABLE journal (id int, wallet text, tok bigint, version int);
+CREATE TABLE journal_2026 () INHERITS (journal);
+SELECT caio_protect('journal', 'tok', 'wallet');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_versioned('journal', 'version');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS triggers_installed FROM pg_trigger WHERE tgrelid = 'journal'::regclass;
+
+DROP TABLE guarded, notes, journal, journal_2026;
 DROP OWNED BY regress_caio_stranger;
 DROP ROLE regress_caio_stranger;

@@ -14,6 +14,7 @@
 #include "catalog/dependency.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
@@ -435,13 +436,17 @@ caio_expiry(TimestampTz now, Interval *ttl)
 /*
  * Open the table an argument names, for its owner only.  Ownership and kind
  * are checked before the lock is taken, so that a caller cannot queue a
- * strong lock on a table that is not theirs.
+ * strong lock on a table that is not theirs.  A table with inheritance
+ * children is refused: row triggers on a parent do not fire for its
+ * children's rows, so they would go unguarded (partitions are fine: they get
+ * the trigger too).
  */
 Relation
-caio_table_open(FunctionCallInfo fcinfo, int argno)
+caio_table_open(FunctionCallInfo fcinfo, int argno, LOCKMODE mode)
 {
 	Oid			relid;
 	char		relkind;
+	Relation	rel;
 
 	caio_arg_required(fcinfo, argno, "tbl", NULL);
 	relid = PG_GETARG_OID(argno);
@@ -453,7 +458,14 @@ caio_table_open(FunctionCallInfo fcinfo, int argno)
 				 errdetail("caio guards ordinary and partitioned tables only.")));
 	if (!caio_rel_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
-	return table_open(relid, ShareRowExclusiveLock);
+	rel = table_open(relid, mode);
+	if (relkind == RELKIND_RELATION && has_subclass(relid))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("table \"%s\" has inheritance children", get_rel_name(relid)),
+				 errdetail("Row triggers on a table do not fire for the rows of its children, so caio could not guard them."),
+				 errhint("Use declarative partitioning, or guard each table on its own.")));
+	return rel;
 }
 
 /* Whether a type, or the base type of a domain over it, is one of types. */
@@ -547,6 +559,21 @@ caio_trigger_column(Relation rel, const char *column, const char *what,
 	if (!caio_type_is_one_of(typid, types, ntypes))
 		caio_column_type_error(rel, column, what, typid, types, ntypes);
 	return attnum;
+}
+
+/* A column caio writes must be a plain one: not generated, not an identity. */
+void
+caio_check_writable_column(Relation rel, int attnum, const char *what)
+{
+	Form_pg_attribute attr = TupleDescAttr(RelationGetDescr(rel), attnum - 1);
+
+	if (attr->attgenerated || attr->attidentity)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("column \"%s\" of relation \"%s\" cannot be the %s",
+						NameStr(attr->attname), RelationGetRelationName(rel), what),
+				 errdetail("caio writes the %s, so it cannot be a generated or identity column.",
+						   what)));
 }
 
 /*

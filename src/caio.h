@@ -137,7 +137,8 @@ extern TimestampTz caio_expiry(TimestampTz now, Interval *ttl);
 extern void caio_check_name(const char *value, const char *what);
 
 /* Tables that caio guards with its triggers. */
-extern Relation caio_table_open(FunctionCallInfo fcinfo, int argno);
+extern Relation caio_table_open(FunctionCallInfo fcinfo, int argno, LOCKMODE mode);
+extern void caio_check_writable_column(Relation rel, int attnum, const char *what);
 extern AttrNumber caio_table_column(Relation rel, FunctionCallInfo fcinfo,
 									int argno, const char *what,
 									const Oid *types, int ntypes);

@@ -22,9 +22,11 @@
 #include "catalog/pg_type.h"
 #include "commands/tablecmds.h"
 #include "commands/trigger.h"
+#include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "parser/parser.h"
 #include "parser/parse_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -63,15 +65,32 @@ static const ClaimColumn claim_columns[CLAIM_NCOLUMNS] = {
 	{"claim_expires_at", TIMESTAMPTZOID}
 };
 
-/* The tokens caio_claim is writing right now, which the trigger lets through. */
-static int64 *claim_tokens = NULL;
-static int	claim_token_count = 0;
+/*
+ * The rows caio_claim is giving new tokens right now, which the trigger lets
+ * through: each entry names the row (its table and tuple) and the token, so
+ * the trigger lets that one write through and no other.  A claim made from
+ * within a trigger that the claim fired saves and restores the outer one.
+ */
+typedef struct ClaimsInProgress
+{
+	int			count;
+	const Oid  *reloids;
+	const ItemPointerData *tids;
+	const int64 *tokens;
+} ClaimsInProgress;
+
+static const ClaimsInProgress *claims_in_progress = NULL;
 
 static bool
-claim_in_progress(int64 token)
+claim_in_progress(Oid relid, ItemPointer tid, int64 token)
 {
-	for (int i = 0; i < claim_token_count; i++)
-		if (claim_tokens[i] == token)
+	const ClaimsInProgress *c = claims_in_progress;
+
+	if (c == NULL)
+		return false;
+	for (int i = 0; i < c->count; i++)
+		if (c->tokens[i] == token && c->reloids[i] == relid &&
+			ItemPointerEquals((ItemPointer) &c->tids[i], tid))
 			return true;
 	return false;
 }
@@ -102,8 +121,11 @@ claimable_columns(Relation rel)
 			missing = lappend(missing, cmd);
 		}
 		else
-			(void) caio_trigger_column(rel, claim_columns[i].name, "claim column",
-									   &claim_columns[i].type, 1);
+			caio_check_writable_column(rel,
+									   caio_trigger_column(rel, claim_columns[i].name,
+														   "claim column",
+														   &claim_columns[i].type, 1),
+									   "claim column");
 	}
 	if (missing != NIL)
 	{
@@ -115,7 +137,8 @@ claimable_columns(Relation rel)
 Datum
 caio_claimable(PG_FUNCTION_ARGS)
 {
-	Relation	rel = caio_table_open(fcinfo, 0);
+	/* The strongest lock at once: adding columns would otherwise upgrade it. */
+	Relation	rel = caio_table_open(fcinfo, 0, AccessExclusiveLock);
 
 	claimable_columns(rel);
 	caio_table_install_trigger(rel, CLAIM_TRIGGER_NAME, "caio_claim_trigger", NIL,
@@ -222,7 +245,8 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	new_token = row_token(td->tg_newtuple ? td->tg_newtuple : td->tg_trigtuple,
 						  desc, att[CLAIM_TOKEN]);
 
-	if (new_token != 0 && claim_in_progress(new_token))
+	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
+		claim_in_progress(RelationGetRelid(rel), &td->tg_trigtuple->t_self, new_token))
 		;						/* caio_claim giving the row its new token */
 	else if (old_token == 0)
 	{
@@ -248,8 +272,77 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
  */
 
 /*
+ * A filter is one boolean expression over the table's columns, pasted into
+ * caio's statements: check that it parses as exactly that, so that it cannot
+ * close the parenthesis it sits in, add clauses, or run other statements.
+ */
+#define CLAIM_FILTER_PREFIX "SELECT "
+#define CLAIM_FILTER_PREFIX_LEN ((int) sizeof(CLAIM_FILTER_PREFIX) - 1)
+
+static void
+claim_filter_error_callback(void *arg)
+{
+	int			position = geterrposition();
+
+	/* Point into the filter, not into the caller's statement. */
+	if (position > CLAIM_FILTER_PREFIX_LEN)
+	{
+		errposition(0);
+		internalerrposition(position - CLAIM_FILTER_PREFIX_LEN);
+		internalerrquery((const char *) arg);
+	}
+	errcontext("caio_claim filter");
+}
+
+static bool
+claim_filter_is_expression(const char *select_sql)
+{
+	List	   *parsed = raw_parser(select_sql, RAW_PARSE_DEFAULT);
+	SelectStmt *select;
+
+	if (list_length(parsed) != 1 ||
+		!IsA(linitial_node(RawStmt, parsed)->stmt, SelectStmt))
+		return false;
+	select = (SelectStmt *) linitial_node(RawStmt, parsed)->stmt;
+	return select->op == SETOP_NONE &&
+		list_length(select->targetList) == 1 &&
+		linitial_node(ResTarget, select->targetList)->name == NULL &&
+		select->distinctClause == NIL && select->intoClause == NULL &&
+		select->fromClause == NIL && select->whereClause == NULL &&
+		select->groupClause == NIL && select->havingClause == NULL &&
+		select->windowClause == NIL && select->valuesLists == NIL &&
+		select->sortClause == NIL && select->limitOffset == NULL &&
+		select->limitCount == NULL && select->lockingClause == NIL &&
+		select->withClause == NULL;
+}
+
+static void
+claim_check_filter(const char *filter)
+{
+	char	   *select_sql = psprintf(CLAIM_FILTER_PREFIX "%s", filter);
+	ErrorContextCallback callback = {
+		.previous = error_context_stack,
+		.callback = claim_filter_error_callback,
+		.arg = (void *) filter
+	};
+	bool		is_expression;
+
+	error_context_stack = &callback;
+	is_expression = claim_filter_is_expression(select_sql);
+	error_context_stack = callback.previous;
+	if (!is_expression)
+		ereport(ERROR,
+				(errcode(ERRCODE_SYNTAX_ERROR),
+				 errmsg("filter must be a single boolean expression"),
+				 errdetail("The filter is placed in a WHERE clause; it cannot hold clauses or statements of its own."),
+				 errhint("Write a condition on the table's columns, such as state = 'pending'.")));
+	pfree(select_sql);
+}
+
+/*
  * The statements for one table and filter, prepared once and kept.  They
  * name the table by its qualified name; a table renamed since gets new ones.
+ * A slot that a running claim uses is never reused by a claim nested in it.
  */
 typedef struct ClaimPlans
 {
@@ -258,6 +351,7 @@ typedef struct ClaimPlans
 	char	   *filter;			/* NULL for none */
 	SPIPlanPtr	pick;
 	SPIPlanPtr	take;
+	int			in_use;
 } ClaimPlans;
 
 #define CLAIM_PLAN_SLOTS 16
@@ -265,7 +359,7 @@ static ClaimPlans claim_plans[CLAIM_PLAN_SLOTS];
 static int	claim_plans_next = 0;
 
 static SPIPlanPtr
-claim_prepare(const char *sql, int nargs, Oid *argtypes, bool single)
+claim_prepare(const char *sql, int nargs, Oid *argtypes)
 {
 	SPIPlanPtr	plan = SPI_prepare_cursor(sql, nargs, argtypes,
 										  CURSOR_OPT_GENERIC_PLAN);
@@ -273,89 +367,162 @@ claim_prepare(const char *sql, int nargs, Oid *argtypes, bool single)
 	if (plan == NULL)
 		elog(ERROR, "caio could not prepare its claim: %s",
 			 SPI_result_code_string(SPI_result));
-	if (single && list_length(SPI_plan_get_plan_sources(plan)) != 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_SYNTAX_ERROR),
-				 errmsg("filter must be a single boolean expression")));
-	SPI_keepplan(plan);
 	return plan;
 }
 
-static ClaimPlans *
-claim_plans_for(Oid relid, const char *filter)
+static bool
+claim_plans_match(const ClaimPlans *slot, Oid relid, const char *table_sql,
+				  const char *filter)
 {
-	char	   *table_sql = quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
-													   get_rel_name(relid));
-	ClaimPlans *slot;
-	char	   *sql;
+	return slot->pick != NULL && slot->relid == relid &&
+		strcmp(slot->table_sql, table_sql) == 0 &&
+		(slot->filter == NULL ? filter == NULL :
+		 filter != NULL && strcmp(slot->filter, filter) == 0);
+}
+
+/* A slot to keep new plans in, emptied; NULL when every slot is in use. */
+static ClaimPlans *
+claim_plans_free_slot(void)
+{
+	for (int tries = 0; tries < CLAIM_PLAN_SLOTS; tries++)
+	{
+		ClaimPlans *slot = &claim_plans[claim_plans_next];
+
+		claim_plans_next = (claim_plans_next + 1) % CLAIM_PLAN_SLOTS;
+		if (slot->in_use > 0)
+			continue;
+		if (slot->pick != NULL)
+		{
+			SPI_freeplan(slot->pick);
+			SPI_freeplan(slot->take);
+			pfree(slot->table_sql);
+			if (slot->filter)
+				pfree(slot->filter);
+			slot->pick = NULL;
+		}
+		return slot;
+	}
+	return NULL;
+}
+
+/*
+ * The plans for a table and filter.  Both are prepared before either is
+ * kept, so that a filter that fails to prepare leaves the cache as it was.
+ * An ordinary table is read with ONLY: its trigger does not guard rows of
+ * tables that inherit from it.
+ */
+static ClaimPlans *
+claim_plans_for(Relation rel, const char *filter)
+{
+	Oid			relid = RelationGetRelid(rel);
+	char	   *table_sql = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													   RelationGetRelationName(rel));
+	const char *only = rel->rd_rel->relkind == RELKIND_RELATION ? "ONLY " : "";
 	Oid			pick_args[2] = {TIMESTAMPTZOID, INT4OID};
 	Oid			take_args[5] = {TEXTOID, TIMESTAMPTZOID, OIDARRAYOID, TIDARRAYOID,
 	INT8ARRAYOID};
+	SPIPlanPtr	pick;
+	SPIPlanPtr	take;
+	ClaimPlans *slot;
 
 	for (int i = 0; i < CLAIM_PLAN_SLOTS; i++)
+		if (claim_plans_match(&claim_plans[i], relid, table_sql, filter))
+			return &claim_plans[i];
+
+	if (filter != NULL)
+		claim_check_filter(filter);
+	pick = claim_prepare(psprintf("SELECT tableoid, ctid FROM %s%s"
+								  " WHERE (claim_expires_at IS NULL"
+								  "        OR claim_expires_at OPERATOR(pg_catalog.<=) $1)"
+								  "   AND (\n%s\n)"
+								  " LIMIT $2 FOR UPDATE SKIP LOCKED",
+								  only, table_sql, filter ? filter : "true"),
+						 2, pick_args);
+	take = claim_prepare(psprintf("UPDATE %s%s AS caio_claimed"
+								  "   SET claim_holder = $1, claim_token = caio_picked.token,"
+								  "       claim_expires_at = $2"
+								  "  FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4),"
+								  "                 pg_catalog.unnest($5))"
+								  "       AS caio_picked(reloid, tid, token)"
+								  " WHERE caio_claimed.tableoid OPERATOR(pg_catalog.=) caio_picked.reloid"
+								  "   AND caio_claimed.ctid OPERATOR(pg_catalog.=) caio_picked.tid"
+								  " RETURNING caio_claimed.*", only, table_sql),
+						 5, take_args);
+
+	slot = claim_plans_free_slot();
+	if (slot == NULL)
 	{
-		slot = &claim_plans[i];
-		if (slot->pick != NULL && slot->relid == relid &&
-			strcmp(slot->table_sql, table_sql) == 0 &&
-			(slot->filter == NULL ? filter == NULL :
-			 filter != NULL && strcmp(slot->filter, filter) == 0))
-			return slot;
+		/* Claims nested too deep to keep plans for: use these once. */
+		slot = palloc0(sizeof(ClaimPlans));
+		slot->pick = pick;
+		slot->take = take;
+		return slot;
 	}
-
-	slot = &claim_plans[claim_plans_next];
-	claim_plans_next = (claim_plans_next + 1) % CLAIM_PLAN_SLOTS;
-	if (slot->pick != NULL)
-	{
-		SPI_freeplan(slot->pick);
-		SPI_freeplan(slot->take);
-		pfree(slot->table_sql);
-		if (slot->filter)
-			pfree(slot->filter);
-		slot->pick = NULL;
-	}
-
-	sql = psprintf("SELECT tableoid, ctid FROM %s"
-				   " WHERE (claim_expires_at IS NULL"
-				   "        OR claim_expires_at OPERATOR(pg_catalog.<=) $1)"
-				   "   AND (%s)"
-				   " LIMIT $2 FOR UPDATE SKIP LOCKED",
-				   table_sql, filter ? filter : "true");
-	slot->pick = claim_prepare(sql, 2, pick_args, true);
-	sql = psprintf("UPDATE %s AS t"
-				   "   SET claim_holder = $1, claim_token = v.token, claim_expires_at = $2"
-				   "  FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4),"
-				   "                 pg_catalog.unnest($5)) AS v(reloid, tid, token)"
-				   " WHERE t.tableoid OPERATOR(pg_catalog.=) v.reloid"
-				   "   AND t.ctid OPERATOR(pg_catalog.=) v.tid"
-				   " RETURNING t", table_sql);
-	slot->take = claim_prepare(sql, 5, take_args, false);
-
+	SPI_keepplan(pick);
+	SPI_keepplan(take);
+	slot->pick = pick;
+	slot->take = take;
 	slot->relid = relid;
 	slot->table_sql = MemoryContextStrdup(TopMemoryContext, table_sql);
 	slot->filter = filter ? MemoryContextStrdup(TopMemoryContext, filter) : NULL;
 	return slot;
 }
 
-/* The claimable table that a NULL::table argument names. */
-static Oid
-claim_table_of(FunctionCallInfo fcinfo)
+/* Whether caio's claim trigger is on the table, as caio_claimable put it. */
+static bool
+claim_trigger_in_place(Relation rel)
+{
+	const int16 events = TRIGGER_TYPE_ROW | TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT |
+		TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
+	TriggerDesc *triggers = rel->trigdesc;
+
+	if (triggers == NULL)
+		return false;
+	for (int i = 0; i < triggers->numtriggers; i++)
+	{
+		Trigger    *trigger = &triggers->triggers[i];
+		FmgrInfo	function;
+
+		if (strcmp(trigger->tgname, CLAIM_TRIGGER_NAME) != 0)
+			continue;
+		if (trigger->tgenabled == TRIGGER_DISABLED ||
+			(trigger->tgtype & events) != events)
+			return false;
+		fmgr_info(trigger->tgfoid, &function);
+		return function.fn_addr == caio_claim_trigger;
+	}
+	return false;
+}
+
+/*
+ * The claimable table that a NULL::table argument names, opened.  It is
+ * claimable when caio's claim trigger on it is in place and enabled: without
+ * it, nothing would fence the rows that caio_claim hands out.
+ */
+static Relation
+claim_table_open(FunctionCallInfo fcinfo)
 {
 	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
 	Oid			relid = OidIsValid(type) ? typeidTypeRelid(type) : InvalidOid;
+	char		relkind = OidIsValid(relid) ? get_rel_relkind(relid) : '\0';
+	Relation	rel;
 
-	if (!OidIsValid(relid) || get_rel_relkind(relid) == RELKIND_VIEW ||
-		get_rel_relkind(relid) == RELKIND_COMPOSITE_TYPE)
+	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("rowtype must name a table, as NULL::table_name"),
 				 errdetail("The rowtype given is of type %s.",
 						   OidIsValid(type) ? format_type_be(type) : "unknown")));
-	if (!OidIsValid(get_trigger_oid(relid, CLAIM_TRIGGER_NAME, true)))
+	rel = table_open(relid, AccessShareLock);
+	if (!claim_trigger_in_place(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("table \"%s\" is not claimable", get_rel_name(relid)),
-				 errhint("Run caio_claimable('%s') first.", get_rel_name(relid))));
-	return relid;
+				 errmsg("table \"%s\" is not claimable", RelationGetRelationName(rel)),
+				 errdetail("Its trigger caio_claim is missing, disabled, or not caio's."),
+				 errhint("Run caio_claimable('%s') first.",
+						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													RelationGetRelationName(rel)))));
+	return rel;
 }
 
 static int32
@@ -391,7 +558,7 @@ claim_arg_filter(FunctionCallInfo fcinfo)
 
 /* Set up the tuplestore that caio_claim fills with the claimed rows. */
 static Tuplestorestate *
-claim_result(FunctionCallInfo fcinfo, Oid relid)
+claim_result(FunctionCallInfo fcinfo, Relation rel, TupleDesc *desc)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MemoryContext old;
@@ -406,11 +573,45 @@ claim_result(FunctionCallInfo fcinfo, Oid relid)
 
 	old = MemoryContextSwitchTo(rsinfo->econtext->ecxt_per_query_memory);
 	store = tuplestore_begin_heap(true, false, work_mem);
+	*desc = CreateTupleDescCopy(RelationGetDescr(rel));
 	rsinfo->returnMode = SFRM_Materialize;
 	rsinfo->setResult = store;
-	rsinfo->setDesc = lookup_rowtype_tupdesc_copy(get_rel_type_id(relid), -1);
+	rsinfo->setDesc = *desc;
 	MemoryContextSwitchTo(old);
 	return store;
+}
+
+/*
+ * Add the rows the take statement returned to the result.  RETURNING gives
+ * the table's live columns in order; the rowtype also has a place for each
+ * dropped column, which stays null.
+ */
+static void
+claim_store_rows(SPITupleTable *taken, uint64 count, TupleDesc desc,
+				 Tuplestorestate *store)
+{
+	Datum	   *values = palloc(desc->natts * sizeof(Datum));
+	bool	   *nulls = palloc(desc->natts * sizeof(bool));
+
+	for (uint64 row = 0; row < count; row++)
+	{
+		int			from = 1;
+
+		for (int att = 0; att < desc->natts; att++)
+		{
+			if (TupleDescAttr(desc, att)->attisdropped)
+			{
+				values[att] = (Datum) 0;
+				nulls[att] = true;
+				continue;
+			}
+			if (from > taken->tupdesc->natts)
+				elog(ERROR, "caio's claim returned fewer columns than the table has");
+			values[att] = SPI_getbinval(taken->vals[row], taken->tupdesc, from++,
+										&nulls[att]);
+		}
+		tuplestore_putvalues(store, desc, values, nulls);
+	}
 }
 
 /*
@@ -419,36 +620,42 @@ claim_result(FunctionCallInfo fcinfo, Oid relid)
  */
 static void
 claim_take(ClaimPlans *plans, SPITupleTable *picked, uint64 count,
-		   const char *holder, TimestampTz expires_at, Tuplestorestate *store)
+		   const char *holder, TimestampTz expires_at,
+		   TupleDesc desc, Tuplestorestate *store)
 {
-	Datum	   *reloids = palloc(count * sizeof(Datum));
-	Datum	   *tids = palloc(count * sizeof(Datum));
-	Datum	   *tokens = palloc(count * sizeof(Datum));
-	int64	   *drawn = palloc(count * sizeof(int64));
+	Oid		   *reloids = palloc(count * sizeof(Oid));
+	ItemPointerData *tids = palloc(count * sizeof(ItemPointerData));
+	int64	   *tokens = palloc(count * sizeof(int64));
+	Datum	   *datums = palloc(count * sizeof(Datum));
+	ClaimsInProgress these = {(int) count, reloids, tids, tokens};
+	const ClaimsInProgress *outer = claims_in_progress;
 	Datum		values[5];
 	bool		isnull;
-	uint64		taken;
 
 	for (uint64 i = 0; i < count; i++)
 	{
-		reloids[i] = SPI_getbinval(picked->vals[i], picked->tupdesc, 1, &isnull);
-		tids[i] = SPI_getbinval(picked->vals[i], picked->tupdesc, 2, &isnull);
-		drawn[i] = caio_token_next();
-		tokens[i] = Int64GetDatum(drawn[i]);
+		reloids[i] = DatumGetObjectId(SPI_getbinval(picked->vals[i], picked->tupdesc, 1, &isnull));
+		tids[i] = *(ItemPointer) DatumGetPointer(SPI_getbinval(picked->vals[i], picked->tupdesc, 2, &isnull));
+		tokens[i] = caio_token_next();
 	}
 	values[0] = CStringGetTextDatum(holder);
 	values[1] = TimestampTzGetDatum(expires_at);
-	values[2] = PointerGetDatum(construct_array(reloids, (int) count, OIDOID,
+	for (uint64 i = 0; i < count; i++)
+		datums[i] = ObjectIdGetDatum(reloids[i]);
+	values[2] = PointerGetDatum(construct_array(datums, (int) count, OIDOID,
 												sizeof(Oid), true, TYPALIGN_INT));
-	values[3] = PointerGetDatum(construct_array(tids, (int) count, TIDOID,
+	for (uint64 i = 0; i < count; i++)
+		datums[i] = PointerGetDatum(&tids[i]);
+	values[3] = PointerGetDatum(construct_array(datums, (int) count, TIDOID,
 												sizeof(ItemPointerData), false,
 												TYPALIGN_SHORT));
-	values[4] = PointerGetDatum(construct_array(tokens, (int) count, INT8OID,
+	for (uint64 i = 0; i < count; i++)
+		datums[i] = Int64GetDatum(tokens[i]);
+	values[4] = PointerGetDatum(construct_array(datums, (int) count, INT8OID,
 												sizeof(int64), FLOAT8PASSBYVAL,
 												TYPALIGN_DOUBLE));
 
-	claim_tokens = drawn;
-	claim_token_count = (int) count;
+	claims_in_progress = &these;
 	PG_TRY();
 	{
 		if (SPI_execute_plan(plans->take, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
@@ -456,59 +663,60 @@ claim_take(ClaimPlans *plans, SPITupleTable *picked, uint64 count,
 	}
 	PG_FINALLY();
 	{
-		claim_tokens = NULL;
-		claim_token_count = 0;
+		claims_in_progress = outer;
 	}
 	PG_END_TRY();
 
-	taken = SPI_processed;
-	if (taken != count)
+	if (SPI_processed != count)
 		elog(ERROR, "caio's claim took " UINT64_FORMAT " of " UINT64_FORMAT " picked rows",
-			 taken, count);
-	for (uint64 i = 0; i < taken; i++)
-	{
-		HeapTupleHeader row = DatumGetHeapTupleHeader(SPI_getbinval(SPI_tuptable->vals[i],
-																	SPI_tuptable->tupdesc,
-																	1, &isnull));
-		HeapTupleData tuple;
+			 SPI_processed, count);
+	claim_store_rows(SPI_tuptable, SPI_processed, desc, store);
+}
 
-		tuple.t_len = HeapTupleHeaderGetDatumLength(row);
-		ItemPointerSetInvalid(&tuple.t_self);
-		tuple.t_tableOid = InvalidOid;
-		tuple.t_data = row;
-		tuplestore_puttuple(store, &tuple);
-	}
+/* Pick rows with no live claim, up to max_rows, and claim them. */
+static void
+claim_rows(ClaimPlans *plans, TimestampTz now, int32 max_rows,
+		   const char *holder, TimestampTz expires_at,
+		   TupleDesc desc, Tuplestorestate *store)
+{
+	Datum		values[2] = {TimestampTzGetDatum(now), Int32GetDatum(max_rows)};
+
+	if (SPI_execute_plan(plans->pick, values, NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "caio could not pick rows to claim");
+	if (SPI_processed > 0)
+		claim_take(plans, SPI_tuptable, SPI_processed, holder, expires_at,
+				   desc, store);
 }
 
 Datum
 caio_claim(PG_FUNCTION_ARGS)
 {
-	Oid			relid = claim_table_of(fcinfo);
+	Relation	rel = claim_table_open(fcinfo);
 	char	   *holder = caio_arg_name(fcinfo, 1, "holder");
 	Interval   *ttl = caio_arg_ttl(fcinfo, 2);
 	int32		max_rows = claim_arg_max_rows(fcinfo);
 	char	   *filter = claim_arg_filter(fcinfo);
-	Tuplestorestate *store = claim_result(fcinfo, relid);
+	TupleDesc	desc;
+	Tuplestorestate *store = claim_result(fcinfo, rel, &desc);
 	TimestampTz now = caio_clock_now(NULL);
 	TimestampTz expires_at = caio_expiry(now, ttl);
-	ClaimPlans *plans;
-	Datum		values[2];
-	SPITupleTable *picked;
-	uint64		count;
+	ClaimPlans *volatile plans;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	plans = claim_plans_for(relid, filter);
-
-	values[0] = TimestampTzGetDatum(now);
-	values[1] = Int32GetDatum(max_rows);
-	if (SPI_execute_plan(plans->pick, values, NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "caio could not pick rows to claim");
-	picked = SPI_tuptable;
-	count = SPI_processed;
-	if (count > 0)
-		claim_take(plans, picked, count, holder, expires_at, store);
+	plans = claim_plans_for(rel, filter);
+	plans->in_use++;
+	PG_TRY();
+	{
+		claim_rows(plans, now, max_rows, holder, expires_at, desc, store);
+	}
+	PG_FINALLY();
+	{
+		plans->in_use--;
+	}
+	PG_END_TRY();
 	SPI_finish();
+	table_close(rel, NoLock);
 
 	return (Datum) 0;
 }

@@ -260,7 +260,7 @@ caio_use(PG_FUNCTION_ARGS)
 Datum
 caio_protect(PG_FUNCTION_ARGS)
 {
-	Relation	rel = caio_table_open(fcinfo, 0);
+	Relation	rel = caio_table_open(fcinfo, 0, ShareRowExclusiveLock);
 	AttrNumber	token_att;
 	AttrNumber	resource_att;
 	char	   *prefix;

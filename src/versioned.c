@@ -33,7 +33,7 @@ static const Oid version_types[] = {INT8OID, INT4OID, INT2OID};
 Datum
 caio_versioned(PG_FUNCTION_ARGS)
 {
-	Relation	rel = caio_table_open(fcinfo, 0);
+	Relation	rel = caio_table_open(fcinfo, 0, ShareRowExclusiveLock);
 
 	(void) caio_table_column(rel, fcinfo, 1, "version column",
 							 version_types, lengthof(version_types));
