@@ -8,11 +8,12 @@ EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION)
 MODULE_big  = caio
 OBJS        = src/caio.o src/clock.o src/lease.o src/resource_lock.o \
               src/fencing.o src/versioned.o src/address.o src/nonce.o \
-              src/claims.o
+              src/claims.o src/token.o
 HEADERS     = src/caio.h
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
-DATA        = $(filter-out $(DATA_built), $(wildcard sql/$(EXTENSION)--*--*.sql))
+# Upgrade scripts, and the install scripts of earlier versions as released.
+DATA        = $(filter-out $(DATA_built), $(wildcard sql/$(EXTENSION)--*.sql))
 
 PG_CPPFLAGS = -DCAIO_VERSION=\"$(EXTVERSION)\"
 # Full warnings for our code; PostgreSQL's own headers are treated as system
@@ -24,7 +25,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors \
                claims claims_errors \
-               privileges reinstall
+               privileges reinstall upgrade
 REGRESS_OPTS = --load-extension=caio
 
 # Isolation specs: test/isolation/specs/<name>.spec, expected output in

@@ -18,6 +18,19 @@
 -- granted a larger one, and a resource's tokens would go backwards.
 CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE;
 
+-- The system and WAL timeline that tokens were last drawn on.  A promoted
+-- standby, a point-in-time recovery or a restore into another cluster draws
+-- under another one, and moves the sequence to its next epoch first: tokens
+-- are epoch * 2^47 + n, and epoch 0 is a database that never moved.  The
+-- row is written by the first token drawn, not by this script, so that a
+-- restore brings the old cluster's row with it.
+CREATE TABLE caio_token_epoch (
+    singleton          boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
+    system_identifier  numeric(20) NOT NULL,
+    timeline_id        bigint      NOT NULL CHECK (timeline_id > 0),
+    recorded_at        timestamptz NOT NULL
+);
+
 -- One row per resource ever leased.  A released or expired lease keeps its row:
 -- the row holds the newest token of the resource, which is what fencing checks.
 -- Resources compare byte for byte (COLLATE "C"), as their lock tags do,
@@ -78,6 +91,7 @@ CREATE INDEX caio_nonce_released ON caio_nonce_reservation (chain_id, address, n
 -- Leases, tokens and nonces survive pg_dump; the test clock does not.
 SELECT pg_catalog.pg_extension_config_dump('caio_lease_state', '');
 SELECT pg_catalog.pg_extension_config_dump('caio_token_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('caio_token_epoch', '');
 SELECT pg_catalog.pg_extension_config_dump('caio_nonce_wallet', '');
 SELECT pg_catalog.pg_extension_config_dump('caio_nonce_reservation', '');
 
@@ -265,7 +279,7 @@ CREATE FUNCTION caio_claim_trigger() RETURNS trigger
 -- Privileges: nothing for PUBLIC.
 ------------------------------------------------------------------------------
 
-REVOKE ALL ON TABLE caio_lease_state, caio_clock, caio_leases, caio_nonce_wallet,
+REVOKE ALL ON TABLE caio_lease_state, caio_token_epoch, caio_clock, caio_leases, caio_nonce_wallet,
     caio_nonce_reservation, caio_nonces, caio_nonce_holes FROM PUBLIC;
 REVOKE ALL ON SEQUENCE caio_token_seq FROM PUBLIC;
 REVOKE ALL ON TYPE caio_lease FROM PUBLIC;

@@ -149,4 +149,20 @@ SELECT caio_nonce_mark(1, :wallet, 8, 'released', NULL, caio_lease_of('send:' ||
 SELECT caio_nonce_reserve(1, :wallet) AS nonce FROM generate_series(1, 3);
 SELECT nonce, state FROM caio_nonces WHERE address = :wallet AND nonce >= 8 ORDER BY nonce;
 
+-- A reserved nonce that a crash lost would be handed out again, so the
+-- transaction that reserves one commits durably even when the session runs
+-- with synchronous_commit off; the setting comes back at the end.
+SET synchronous_commit = off;
+BEGIN;
+SELECT caio_nonce_reserve(1, :wallet) IS NOT NULL AS reserved;
+SHOW synchronous_commit;
+COMMIT;
+SHOW synchronous_commit;
+SET synchronous_commit = local;
+BEGIN;
+SELECT caio_nonce_reserve(1, :wallet) IS NOT NULL AS reserved;
+SHOW synchronous_commit;
+COMMIT;
+RESET synchronous_commit;
+
 SELECT caio_clock_reset() IS NOT NULL AS reset;

@@ -2,7 +2,7 @@
  * caio.c
  *		Module set-up, and the plumbing every other file relies on: where the
  *		extension's objects live, SPI statements prepared once, the switch to
- *		the extension owner around them, tokens, and argument checks.
+ *		the extension owner around them, and argument checks.
  */
 #include "postgres.h"
 
@@ -57,7 +57,8 @@ caio_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
 	const Oid	cached[] = {catalog.lease_state, catalog.lease_state_pkey,
 		catalog.nonce_wallet, catalog.nonce_wallet_pkey,
 		catalog.nonce_reservation, catalog.nonce_reservation_pkey,
-	catalog.nonce_released, catalog.clock, catalog.token_seq};
+	catalog.nonce_released, catalog.clock, catalog.token_seq,
+	catalog.token_epoch};
 
 	if (relid == InvalidOid || relid == catalog.clock)
 		caio_clock_forget();
@@ -120,6 +121,8 @@ catalog_load(void)
 	catalog.nonce_released = caio_relation("caio_nonce_released");
 	catalog.clock = caio_relation("caio_clock");
 	catalog.token_seq = caio_relation("caio_token_seq");
+	/* Missing until ALTER EXTENSION caio UPDATE from 0.1. */
+	catalog.token_epoch = get_relname_relid("caio_token_epoch", catalog.schema);
 
 	if (catalog.schema != old_schema || catalog.lease_state != old_lease_state)
 		catalog.generation++;
@@ -239,17 +242,6 @@ caio_spi_value(int row, int column, bool *isnull)
 {
 	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc,
 						 column, isnull);
-}
-
-/*
- * Tokens come from one sequence for all resources.  Callers draw a token only
- * while they hold the resource's lock and only for a new lease, so a
- * resource's grants follow token order and renewals keep their token.
- */
-int64
-caio_token_next(void)
-{
-	return nextval_internal(caio_catalog()->token_seq, false);
 }
 
 /*

@@ -44,6 +44,13 @@
 #include "pgstat.h"				/* PG_WAIT_EXTENSION */
 #endif
 
+/* The timeline WAL is written on; PostgreSQL 15 made it a function. */
+#if PG_VERSION_NUM >= 150000
+#define CAIO_INSERT_TIMELINE() GetWALInsertionTimeLine()
+#else
+#define CAIO_INSERT_TIMELINE() ThisTimeLineID
+#endif
+
 /* PostgreSQL 17 has infinite intervals; older versions have none. */
 #ifdef INTERVAL_NOT_FINITE
 #define CAIO_INTERVAL_IS_FINITE(span) (!INTERVAL_NOT_FINITE(span))
@@ -83,6 +90,7 @@ typedef struct CaioCatalog
 	Oid			nonce_released;
 	Oid			clock;
 	Oid			token_seq;
+	Oid			token_epoch;	/* InvalidOid in a schema from before 0.2 */
 	uint32		generation;		/* bumped whenever an OID above changes */
 	const char *schema_sql;		/* quoted schema name, for SQL text */
 } CaioCatalog;
@@ -125,6 +133,9 @@ extern Datum caio_spi_value(int row, int column, bool *isnull);
 extern bool caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys,
 							 int nkeys, Datum *values, bool *isnull,
 							 int ncolumns);
+
+/* token.c: tokens are epoch << CAIO_TOKEN_EPOCH_SHIFT | n. */
+#define CAIO_TOKEN_EPOCH_SHIFT	47
 extern int64 caio_token_next(void);
 
 /* Argument checks shared by every SQL-callable function. */

@@ -16,10 +16,12 @@
 #include "postgres.h"
 
 #include "access/stratnum.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 
 #include "caio.h"
 
@@ -342,6 +344,20 @@ released_lowest(const Wallet *wallet, int64 from, int64 below, int64 *nonce)
  * ----------------------------------------------------------------
  */
 
+/*
+ * A reservation that a crash loses after its commit returned would hand the
+ * same nonce out again, so a transaction that reserves one commits durably,
+ * even where the session runs with synchronous_commit = off: the setting is
+ * raised to on for the rest of the transaction, as SET LOCAL would.
+ */
+static void
+nonce_commit_durably(void)
+{
+	if (synchronous_commit == SYNCHRONOUS_COMMIT_OFF)
+		(void) set_config_option("synchronous_commit", "on", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+}
+
 Datum
 caio_nonce_reserve(PG_FUNCTION_ARGS)
 {
@@ -364,6 +380,7 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 		caio_lease_require_current(&lease, &newest);
 	}
 
+	nonce_commit_durably();
 	caio_spi_begin(&spi);
 	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
 	wallet_read(&wallet, &chain_count, &next_nonce);

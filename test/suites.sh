@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every suite against the server that the PG* variables point at
 # (test/check.sh starts a throwaway one): pg_regress and isolation specs,
-# pgTAP through pg_prove, and the pgbench stress run with its invariant check.
+# pgTAP through pg_prove, the pgbench stress runs with their invariant checks,
+# and the durability tests (crash, failover, dump and restore), which start
+# clusters of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
@@ -31,5 +33,7 @@ for stress in lease fence nonce claims; do
     fresh_db caio_stress caio
     PGDATABASE=caio_stress test/stress/run.sh "$stress"
 done
+
+test/durability/run.sh
 
 echo "== all suites passed"
