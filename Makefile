@@ -24,7 +24,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors \
-               claims claims_errors \
+               claims claims_errors bad_input \
                privileges reinstall upgrade
 REGRESS_OPTS = --load-extension=caio
 

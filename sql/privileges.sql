@@ -39,6 +39,72 @@ SELECT * FROM caio_leases;
 SELECT caio_now();
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+-- The same for every other group of functions (leases, nonces, claims,
+-- protected tables, the clock) and for caio's tables, views and sequence,
+-- even with every privilege on the table it would claim or protect.  Each
+-- call runs in a subtransaction that try() rolls back; a call that was not
+-- refused would show a NULL sqlstate.
+CREATE FUNCTION try(call text, OUT state text, OUT msg text) LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE call;
+    RAISE SQLSTATE 'NOERR';
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE, msg = MESSAGE_TEXT;
+    IF state = 'NOERR' THEN
+        state := NULL;
+        msg := 'not refused';
+    END IF;
+END $$;
+CREATE TABLE regress_queue (id int, wallet text, fence_token bigint, version int);
+GRANT ALL ON regress_queue TO regress_caio_nobody;
+SET ROLE regress_caio_nobody;
+SELECT c.call, r.state AS sqlstate, r.msg AS message
+  FROM unnest(ARRAY[
+    $$SELECT caio_renew(ROW('priv:r', 'nobody', 1, NULL, NULL)::caio_lease, '1 minute')$$,
+    $$SELECT caio_release(ROW('priv:r', 'nobody', 1, NULL, NULL)::caio_lease)$$,
+    $$SELECT caio_use(ROW('priv:r', 'nobody', 1, NULL, NULL)::caio_lease)$$,
+    $$SELECT caio_nonce_reserve(1, '0xde709f2102306220921060314715629080e2fb77')$$,
+    $$SELECT caio_nonce_release(1, '0xde709f2102306220921060314715629080e2fb77', 0)$$,
+    $$SELECT caio_nonce_sync(1, '0xde709f2102306220921060314715629080e2fb77', 0)$$,
+    $$SELECT caio_nonce_mark(1, '0xde709f2102306220921060314715629080e2fb77', 0, 'signed')$$,
+    $$SELECT caio_address_checksum('0xde709f2102306220921060314715629080e2fb77')$$,
+    $$SELECT * FROM caio_claim(NULL::regress_queue, 'nobody', '1 minute')$$,
+    $$SELECT caio_claimable('regress_queue')$$,
+    $$SELECT caio_protect('regress_queue', 'fence_token', 'wallet')$$,
+    $$SELECT caio_versioned('regress_queue', 'version')$$,
+    $$SELECT caio_clock_set('2030-01-01')$$,
+    $$SELECT caio_clock_advance('1 hour')$$,
+    $$SELECT caio_clock_reset()$$,
+    $$SELECT * FROM caio_nonces$$,
+    $$SELECT * FROM caio_nonce_holes$$,
+    $$SELECT * FROM caio_nonce_wallet$$,
+    $$INSERT INTO caio_lease_state VALUES ('priv:x', 'nobody', 'regress_caio_nobody', 1, now(), now() + '1 h')$$,
+    $$UPDATE caio_clock SET frozen_at = '2030-01-01'$$,
+    $$DELETE FROM caio_nonce_reservation$$,
+    $$SELECT nextval('caio_token_seq')$$]) WITH ORDINALITY AS c(call, n),
+       LATERAL try(c.call) r
+ ORDER BY c.n;
+RESET ROLE;
+-- ... and the catalog agrees, object by object: no function, relation,
+-- sequence or type of the extension grants it anything.
+SELECT d.classid::regclass AS catalog, count(*) > 0 AS checked,
+       bool_and(NOT CASE
+           WHEN d.classid = 'pg_proc'::regclass
+               THEN has_function_privilege('regress_caio_nobody', d.objid, 'EXECUTE')
+           WHEN d.classid = 'pg_type'::regclass
+               THEN has_type_privilege('regress_caio_nobody', d.objid, 'USAGE')
+           WHEN c.relkind = 'S'
+               THEN has_sequence_privilege('regress_caio_nobody', d.objid, 'USAGE, SELECT, UPDATE')
+           ELSE has_table_privilege('regress_caio_nobody', d.objid,
+                                    'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
+       END) AS nothing_granted
+  FROM pg_depend d
+  LEFT JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+   AND d.deptype = 'e'
+ GROUP BY d.classid
+ ORDER BY d.classid::regclass::text;
 
 -- The application role uses the API.
 SET ROLE regress_caio_app;
@@ -73,7 +139,32 @@ SELECT caio_clock_reset();
 \echo :LAST_ERROR_SQLSTATE
 INSERT INTO caio_clock VALUES (true, '2030-01-01');
 \echo :LAST_ERROR_SQLSTATE
+UPDATE caio_nonces SET state = 'mined';
+\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
+-- The catalog agrees: on caio's relations the application role may only read
+-- the three views, and of caio's functions it cannot run the clock's, nor
+-- those that the migration role needs.
+SELECT c.relname,
+       ARRAY(SELECT p FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE',
+                                        'REFERENCES', 'TRIGGER']) AS p
+              WHERE c.relkind <> 'S' AND has_table_privilege('regress_caio_app', c.oid, p)
+             UNION ALL
+             SELECT p FROM unnest(ARRAY['USAGE', 'SELECT', 'UPDATE']) AS p
+              WHERE c.relkind = 'S' AND has_sequence_privilege('regress_caio_app', c.oid, p))
+         AS app_privileges
+  FROM pg_depend d
+  JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+ ORDER BY c.relname;
+SELECT p.oid::regprocedure AS not_executable_by_app
+  FROM pg_depend d
+  JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+   AND NOT has_function_privilege('regress_caio_app', p.oid, 'EXECUTE')
+ ORDER BY p.proname;
 
 -- Another role cannot renew or release the lease, even knowing its token;
 -- nor does it get the lease by using the same holder name.
@@ -182,6 +273,20 @@ RESET search_path;
 RESET ROLE;
 DROP SCHEMA regress_caio_evil CASCADE;
 
+-- SECURITY DEFINER functions pin search_path.  caio has none: its C
+-- functions switch to the extension owner themselves (tested just above).
+-- Both counts are 0; one added later must pin search_path, and keep the
+-- second count at 0.
+SELECT count(*) AS security_definer_functions,
+       count(*) FILTER (WHERE NOT EXISTS (SELECT FROM unnest(p.proconfig) AS setting
+                                           WHERE setting LIKE 'search\_path=%'))
+         AS without_pinned_search_path
+  FROM pg_depend d
+  JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+ WHERE d.refclassid = 'pg_extension'::regclass
+   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+   AND p.prosecdef;
+
 -- Nothing in the extension is granted to PUBLIC.
 SELECT count(*) AS public_grants
   FROM pg_depend d
@@ -196,5 +301,7 @@ SELECT p.proname
    AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
    AND (p.proacl IS NULL OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) a WHERE a.grantee = 0));
 
+DROP TABLE regress_queue;
+DROP FUNCTION try(text);
 DROP OWNED BY regress_caio_app, regress_caio_other, regress_caio_nobody, regress_caio_migrator;
 DROP ROLE regress_caio_app, regress_caio_other, regress_caio_nobody, regress_caio_migrator;

@@ -17,6 +17,7 @@
 #include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
+#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "nodes/makefuncs.h"
 #include "parser/parse_func.h"
@@ -428,10 +429,11 @@ caio_expiry(TimestampTz now, Interval *ttl)
 /*
  * Open the table an argument names, for its owner only.  Ownership and kind
  * are checked before the lock is taken, so that a caller cannot queue a
- * strong lock on a table that is not theirs.  A table with inheritance
- * children is refused: row triggers on a parent do not fire for its
- * children's rows, so they would go unguarded (partitions are fine: they get
- * the trigger too).
+ * strong lock on a table that is not theirs.  caio's own tables are refused
+ * even to their owner: a trigger or claim columns on them would break every
+ * caio function.  A table with inheritance children is refused: row triggers
+ * on a parent do not fire for its children's rows, so they would go
+ * unguarded (partitions are fine: they get the trigger too).
  */
 Relation
 caio_table_open(FunctionCallInfo fcinfo, int argno, LOCKMODE mode)
@@ -443,11 +445,22 @@ caio_table_open(FunctionCallInfo fcinfo, int argno, LOCKMODE mode)
 	caio_arg_required(fcinfo, argno, "tbl", NULL);
 	relid = PG_GETARG_OID(argno);
 	relkind = get_rel_relkind(relid);
+	if (relkind == '\0')		/* a regclass is any OID, not only a table's */
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a table", get_rel_name(relid)),
 				 errdetail("caio guards ordinary and partitioned tables only.")));
+	if (getExtensionOfObject(RelationRelationId, relid) ==
+		get_extension_oid("caio", false))
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("permission denied: \"%s\" is one of caio's own tables",
+						get_rel_name(relid)),
+				 errdetail("caio's tables change only through caio's functions.")));
 	if (!caio_rel_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	rel = table_open(relid, mode);
