@@ -163,6 +163,20 @@ BEGIN;
 SELECT caio_nonce_reserve(1, :wallet) IS NOT NULL AS reserved;
 SHOW synchronous_commit;
 COMMIT;
+-- A superuser may trade that for speed, knowingly; nobody else may.
+SET synchronous_commit = off;
+SET caio.nonce_synchronous_commit = off;
+BEGIN;
+SELECT caio_nonce_reserve(1, :wallet) IS NOT NULL AS reserved;
+SHOW synchronous_commit;
+COMMIT;
+RESET caio.nonce_synchronous_commit;
 RESET synchronous_commit;
+CREATE ROLE regress_caio_nonce_user;
+SET ROLE regress_caio_nonce_user;
+SET caio.nonce_synchronous_commit = off;
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+DROP ROLE regress_caio_nonce_user;
 
 SELECT caio_clock_reset() IS NOT NULL AS reset;

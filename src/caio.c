@@ -74,6 +74,8 @@ _PG_init(void)
 	CacheRegisterRelcacheCallback(caio_relcache_callback, (Datum) 0);
 	caio_resource_lock_init();
 	caio_fencing_init();
+	caio_nonce_init();
+	CAIO_RESERVE_GUC_PREFIX("caio");
 }
 
 static Oid

@@ -44,6 +44,13 @@
 #include "pgstat.h"				/* PG_WAIT_EXTENSION */
 #endif
 
+/* Settings named caio.* that caio does not define are refused. */
+#if PG_VERSION_NUM >= 150000
+#define CAIO_RESERVE_GUC_PREFIX(prefix) MarkGUCPrefixReserved(prefix)
+#else
+#define CAIO_RESERVE_GUC_PREFIX(prefix) EmitWarningsOnPlaceholders(prefix)
+#endif
+
 /* The timeline WAL is written on; PostgreSQL 15 made it a function. */
 #if PG_VERSION_NUM >= 150000
 #define CAIO_INSERT_TIMELINE() GetWALInsertionTimeLine()
@@ -198,6 +205,12 @@ extern void caio_lease_require_current(const CaioLease *lease, CaioLease *newest
 extern void caio_keccak256(const uint8 *data, size_t len, uint8 digest[32]);
 extern char *caio_address_parse(const char *text);
 extern char *caio_arg_address(FunctionCallInfo fcinfo, int argno);
+
+/* ----------------------------------------------------------------
+ * nonce.c: EVM nonce reservation
+ * ----------------------------------------------------------------
+ */
+extern void caio_nonce_init(void);
 
 /* ----------------------------------------------------------------
  * clock.c: the time every caio function reads

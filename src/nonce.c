@@ -344,6 +344,20 @@ released_lowest(const Wallet *wallet, int64 from, int64 below, int64 *nonce)
  * ----------------------------------------------------------------
  */
 
+/* caio.nonce_synchronous_commit */
+static bool nonce_synchronous_commit = true;
+
+void
+caio_nonce_init(void)
+{
+	DefineCustomBoolVariable("caio.nonce_synchronous_commit",
+							 "Makes a transaction that reserves a nonce commit synchronously.",
+							 "When on, a transaction that reserves a nonce under synchronous_commit = off "
+							 "commits as under on, so that a crash cannot lose a nonce that was handed out.",
+							 &nonce_synchronous_commit, true, PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+}
+
 /*
  * A reservation that a crash loses after its commit returned would hand the
  * same nonce out again, so a transaction that reserves one commits durably,
@@ -353,7 +367,7 @@ released_lowest(const Wallet *wallet, int64 from, int64 below, int64 *nonce)
 static void
 nonce_commit_durably(void)
 {
-	if (synchronous_commit == SYNCHRONOUS_COMMIT_OFF)
+	if (nonce_synchronous_commit && synchronous_commit == SYNCHRONOUS_COMMIT_OFF)
 		(void) set_config_option("synchronous_commit", "on", PGC_USERSET,
 								 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
 }
