@@ -154,7 +154,7 @@ address_checksummed(const char *canonical, char *result)
 		char		c = canonical[i + 2];
 		int			nibble = (hash[i / 2] >> (i % 2 == 0 ? 4 : 0)) & 0x0F;
 
-		result[i + 2] = (c >= 'a' && c <= 'f' && nibble >= 8) ? c - 'a' + 'A' : c;
+		result[i + 2] = (char) ((c >= 'a' && c <= 'f' && nibble >= 8) ? c - 'a' + 'A' : c);
 	}
 	result[ADDRESS_DIGITS + 2] = '\0';
 }
@@ -177,7 +177,6 @@ char *
 caio_address_parse(const char *text)
 {
 	char	   *canonical;
-	char		checksummed[ADDRESS_DIGITS + 3];
 	bool		has_lower = false;
 	bool		has_upper = false;
 
@@ -198,12 +197,14 @@ caio_address_parse(const char *text)
 			has_upper = true;
 		else if (c < '0' || c > '9')
 			address_invalid(text, "An EVM address is 0x followed by 40 hexadecimal digits.");
-		canonical[i] = (c >= 'A' && c <= 'F') ? c - 'A' + 'a' : c;
+		canonical[i] = (char) ((c >= 'A' && c <= 'F') ? c - 'A' + 'a' : c);
 	}
 	canonical[ADDRESS_DIGITS + 2] = '\0';
 
 	if (has_lower && has_upper)
 	{
+		char		checksummed[ADDRESS_DIGITS + 3];
+
 		address_checksummed(canonical, checksummed);
 		if (strcmp(checksummed + 2, text + 2) != 0)
 			address_invalid(text,

@@ -631,6 +631,7 @@ caio_table_install_trigger(Relation rel, const char *trigger_name,
 	stmt->trigname = (char *) trigger_name;
 	stmt->relation = makeRangeVar(get_namespace_name(RelationGetNamespace(rel)),
 								  RelationGetRelationName(rel), -1);
+	/* cppcheck-suppress unknownEvaluationOrder ; list_make2's cells are independent */
 	stmt->funcname = list_make2(makeString(get_namespace_name(cat->schema)),
 								makeString((char *) function_name));
 	stmt->args = args;

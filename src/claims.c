@@ -347,11 +347,11 @@ claim_check_filter(const char *filter)
 typedef struct ClaimPlans
 {
 	Oid			relid;
+	int			in_use;
 	char	   *table_sql;
 	char	   *filter;			/* NULL for none */
 	SPIPlanPtr	pick;
 	SPIPlanPtr	take;
-	int			in_use;
 } ClaimPlans;
 
 #define CLAIM_PLAN_SLOTS 16

@@ -347,7 +347,6 @@ lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 	MemoryContext attempt_context = AllocSetContextCreate(CurrentMemoryContext,
 														  "caio acquire attempt",
 														  ALLOCSET_SMALL_SIZES);
-	MemoryContext old_context;
 	instr_time	start;
 	TimestampTz busy_until = 0;
 	bool		waiting = false;
@@ -356,6 +355,7 @@ lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 	INSTR_TIME_SET_CURRENT(start);
 	for (;;)
 	{
+		MemoryContext old_context;
 		int64		remaining;
 
 		old_context = MemoryContextSwitchTo(attempt_context);

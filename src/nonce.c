@@ -239,7 +239,7 @@ tx_hash_parse(const char *text)
 
 	for (int i = 2; valid && i < 66; i++)
 	{
-		hash[i] = pg_ascii_tolower((unsigned char) hash[i]);
+		hash[i] = (char) pg_ascii_tolower((unsigned char) hash[i]);
 		valid = (hash[i] >= '0' && hash[i] <= '9') || (hash[i] >= 'a' && hash[i] <= 'f');
 	}
 	if (!valid)
