@@ -25,7 +25,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors \
                claims claims_errors bad_input \
-               privileges reinstall upgrade
+               privileges reinstall tokens upgrade
 REGRESS_OPTS = --load-extension=caio
 
 # Isolation specs: test/isolation/specs/<name>.spec, expected output in

@@ -18,18 +18,26 @@
 -- granted a larger one, and a resource's tokens would go backwards.
 CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE;
 
--- The system and WAL timeline that tokens were last drawn on.  A promoted
--- standby, a point-in-time recovery or a restore into another cluster draws
--- under another one, and moves the sequence to its next epoch first: tokens
--- are epoch * 2^47 + n, and epoch 0 is a database that never moved.  The
--- row is written by the first token drawn, not by this script, so that a
--- restore brings the old cluster's row with it.
+-- The lineage of this database's tokens: the system and database that draw
+-- them, a timeline, and that timeline's epoch (tokens are epoch * 2^47 + n;
+-- a later timeline t of the lineage has epoch + (t - timeline_id)).  A
+-- restored or copied database finds a row of another lineage and starts an
+-- epoch of its own before its first token.  See src/token.c.
 CREATE TABLE caio_token_epoch (
-    singleton          boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
     system_identifier  numeric(20) NOT NULL,
+    database_oid       oid         NOT NULL,
     timeline_id        bigint      NOT NULL CHECK (timeline_id > 0),
+    epoch              bigint      NOT NULL CHECK (epoch BETWEEN 0 AND 65535),
     recorded_at        timestamptz NOT NULL
 );
+-- This database as the lineage, in epoch 0.  The checkpoint's timeline may
+-- lag a promotion that just happened; the first token then moves to the
+-- next epoch, which is only cautious.
+INSERT INTO caio_token_epoch (system_identifier, database_oid, timeline_id, epoch, recorded_at)
+SELECT s.system_identifier, d.oid, c.timeline_id, 0, pg_catalog.clock_timestamp()
+  FROM pg_catalog.pg_control_system() s, pg_catalog.pg_control_checkpoint() c,
+       pg_catalog.pg_database d
+ WHERE d.datname OPERATOR(pg_catalog.=) pg_catalog.current_database();
 
 -- One row per resource ever leased.  A released or expired lease keeps its row:
 -- the row holds the newest token of the resource, which is what fencing checks.
@@ -88,7 +96,8 @@ CREATE TABLE caio_nonce_reservation (
 CREATE INDEX caio_nonce_released ON caio_nonce_reservation (chain_id, address, nonce)
     WHERE state = 'released';
 
--- Leases, tokens and nonces survive pg_dump; the test clock does not.
+-- Leases, tokens, their lineage and nonces survive pg_dump; the test clock
+-- does not.
 SELECT pg_catalog.pg_extension_config_dump('caio_lease_state', '');
 SELECT pg_catalog.pg_extension_config_dump('caio_token_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('caio_token_epoch', '');
@@ -117,6 +126,17 @@ CREATE FUNCTION caio_clock_advance(step interval) RETURNS timestamptz
 -- Go back to the server clock.
 CREATE FUNCTION caio_clock_reset() RETURNS timestamptz
     AS 'MODULE_PATHNAME', 'caio_clock_reset'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+------------------------------------------------------------------------------
+-- Tokens
+------------------------------------------------------------------------------
+
+-- Start a new token epoch by hand, for a copy of this database that nothing
+-- marks as one (README, Guarantees); the next token is its first.  For
+-- superusers: granted to nobody.  Returns the epoch.
+CREATE FUNCTION caio_start_token_epoch() RETURNS bigint
+    AS 'MODULE_PATHNAME', 'caio_start_token_epoch'
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
 ------------------------------------------------------------------------------
@@ -285,6 +305,7 @@ REVOKE ALL ON SEQUENCE caio_token_seq FROM PUBLIC;
 REVOKE ALL ON TYPE caio_lease FROM PUBLIC;
 REVOKE ALL ON FUNCTION
     caio_now(),
+    caio_start_token_epoch(),
     caio_clock_set(timestamptz),
     caio_clock_advance(interval),
     caio_clock_reset(),

@@ -25,13 +25,14 @@ SELECT nonce, state FROM caio_nonces ORDER BY nonce;
 SELECT * FROM upgrade_sends;
 UPDATE upgrade_sends SET amount = 6, fence_token = :send_token - 1;
 \echo :LAST_ERROR_SQLSTATE
--- Tokens go on from where they were: the first token after the update
--- records the system and timeline without starting a new epoch.
-SELECT count(*) AS epoch_rows FROM caio_token_epoch;
-SELECT resource, token FROM caio_acquire('upgrade:s', 'worker-a', '1 hour');
-SELECT count(*) AS epoch_rows,
-       bool_and(timeline_id > 0 AND system_identifier > 0) AS recorded
+-- The update records this database as its tokens' lineage, in epoch 0,
+-- and tokens go on from where they were.
+SELECT count(*) AS epoch_rows, max(epoch) AS epoch,
+       bool_and(database_oid = (SELECT oid FROM pg_database WHERE datname = current_database())
+                AND timeline_id > 0 AND system_identifier > 0) AS this_database
   FROM caio_token_epoch;
+SELECT resource, token FROM caio_acquire('upgrade:s', 'worker-a', '1 hour');
+SELECT count(*) AS epoch_rows, max(epoch) AS epoch FROM caio_token_epoch;
 
 -- The updated extension has the objects of a fresh install, defined alike.
 CREATE FUNCTION pg_temp.caio_objects() RETURNS TABLE (object text, definition text)

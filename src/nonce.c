@@ -352,24 +352,23 @@ caio_nonce_init(void)
 {
 	DefineCustomBoolVariable("caio.nonce_synchronous_commit",
 							 "Makes a transaction that reserves a nonce commit synchronously.",
-							 "When on, a transaction that reserves a nonce under synchronous_commit = off "
-							 "commits as under on, so that a crash cannot lose a nonce that was handed out.",
+							 "When on, a transaction that reserves a nonce flushes its commit to disk even "
+							 "under synchronous_commit = off, so that a crash cannot lose a nonce that was handed out.",
 							 &nonce_synchronous_commit, true, PGC_SUSET, 0,
 							 NULL, NULL, NULL);
 }
 
 /*
  * A reservation that a crash loses after its commit returned would hand the
- * same nonce out again, so a transaction that reserves one commits durably,
- * even where the session runs with synchronous_commit = off: the setting is
- * raised to on for the rest of the transaction, as SET LOCAL would.
+ * same nonce out again, so a transaction that reserves one flushes its
+ * commit to disk even where synchronous_commit is off.  ForceSyncCommit,
+ * unlike a SET LOCAL, cannot be undone by a function's own SET clause.
  */
 static void
 nonce_commit_durably(void)
 {
-	if (nonce_synchronous_commit && synchronous_commit == SYNCHRONOUS_COMMIT_OFF)
-		(void) set_config_option("synchronous_commit", "on", PGC_USERSET,
-								 PGC_S_SESSION, GUC_ACTION_LOCAL, true, 0, false);
+	if (nonce_synchronous_commit)
+		ForceSyncCommit();
 }
 
 Datum

@@ -1,7 +1,7 @@
 /*
  * token.c
  *		Fencing tokens: one durable sequence, and epochs that keep tokens
- *		growing across a crash, a promoted standby and a restore elsewhere.
+ *		growing across a crash, a promoted standby and a restore.
  *
  * Every lease and every claim gets its token from caio_token_seq.  A token
  * must be larger than every token this database ever handed out, and two
@@ -14,67 +14,248 @@
  *   caio flushes the sequence's WAL before a token leaves: once per 32
  *   tokens, as the sequence logs 32 values ahead.
  *
- * - A promoted standby, a point-in-time recovery, or a restore into another
- *   cluster.  The new primary's sequence stops where its copy of the WAL
- *   stopped, and tokens the old primary issued after that come again.  Each
- *   of these starts a new WAL timeline or a new system identifier, which
- *   caio records in caio_token_epoch.  When a token is drawn under a
- *   timeline or system the table does not name, the sequence first moves to
- *   the start of the next epoch: tokens are epoch * 2^47 + n, so a database
- *   that never failed over hands out 1, 2, 3, ... and one that did jumps
- *   past everything the old primary could have issued in that epoch.
+ * - A copy that goes on from an older state: a promoted standby, a
+ *   point-in-time recovery, a dump restored, a database copied from a
+ *   template, a pg_upgrade.  Its sequence stops where its copy stopped, and
+ *   tokens that the original issued after that would come again.
+ *
+ * Against copies, tokens are epoch * 2^47 + n.  caio_token_epoch records the
+ * lineage of the tokens: the system identifier and database that draw them,
+ * a timeline, and that timeline's epoch.  A later timeline t of the lineage
+ * has epoch + (t - timeline_id), so that every timeline (a PostgreSQL
+ * timeline ID is never used twice in one history) has an epoch of its own,
+ * and the sequence moves to its start before the first token drawn there.
+ * CREATE EXTENSION records the lineage, and the table is dumped: a restored
+ * database, a template's copy or a pg_upgraded one finds a row of another
+ * lineage (beside its own), starts a lineage of its own one epoch above
+ * everything it knows of, and keeps only that row.  A database that never
+ * moved hands out 1, 2, 3, ...  caio_start_token_epoch() starts a new
+ * lineage by hand, for copies that nothing marks (a file-level snapshot
+ * started without recovery, a dump from caio 0.1).
  */
 #include "postgres.h"
 
 #include "access/relation.h"
 #include "access/xlog.h"
-#include "access/xact.h"
+#include "catalog/pg_sequence.h"
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
+#include "miscadmin.h"
 #include "storage/bufmgr.h"
 #include "storage/lmgr.h"
 #include "utils/builtins.h"
-#include "utils/lsyscache.h"
 #include "utils/fmgrprotos.h"
-#include "utils/numeric.h"
+#include "utils/lsyscache.h"
+#include "utils/syscache.h"
 
 #include "caio.h"
 
-/* The timeline this backend last found recorded in caio_token_epoch. */
+PG_FUNCTION_INFO_V1(caio_start_token_epoch);
+
+#define CAIO_TOKEN_EPOCH_MAX	(PG_INT64_MAX >> CAIO_TOKEN_EPOCH_SHIFT)
+
+/* The timeline whose epoch this backend found in place; 0 for none yet. */
 static TimeLineID epoch_checked_timeline = 0;
 
-static const Oid epoch_args[] = {TEXTOID, INT8OID, TIMESTAMPTZOID};
+static const Oid lineage_args[] = {TEXTOID, OIDOID};
 static CaioPlan epoch_read = CAIO_PLAN(
-	"SELECT system_identifier OPERATOR(pg_catalog.=) $1::pg_catalog.numeric"
-	"   AND timeline_id OPERATOR(pg_catalog.=) $2"
+	"SELECT pg_catalog.count(*),"
+	"       pg_catalog.bool_and(system_identifier OPERATOR(pg_catalog.=) $1::pg_catalog.numeric"
+	"                           AND database_oid OPERATOR(pg_catalog.=) $2),"
+	"       pg_catalog.max(timeline_id), pg_catalog.max(epoch)"
 	"  FROM @extschema@.caio_token_epoch",
-	epoch_args);
+	lineage_args);
+static const Oid epoch_write_args[] = {TEXTOID, OIDOID, INT8OID, INT8OID, TIMESTAMPTZOID};
 static CaioPlan epoch_write = CAIO_PLAN(
+	"WITH earlier AS (DELETE FROM @extschema@.caio_token_epoch)"
 	"INSERT INTO @extschema@.caio_token_epoch"
-	"       (system_identifier, timeline_id, recorded_at)"
-	"VALUES ($1::pg_catalog.numeric, $2, $3)"
-	"ON CONFLICT (singleton) DO UPDATE"
-	"   SET system_identifier = excluded.system_identifier,"
-	"       timeline_id = excluded.timeline_id,"
-	"       recorded_at = excluded.recorded_at",
-	epoch_args);
+	"       (system_identifier, database_oid, timeline_id, epoch, recorded_at)"
+	"VALUES ($1::pg_catalog.numeric, $2, $3, $4, $5)",
+	epoch_write_args);
+static CaioPlan sequence_read = CAIO_PLAN_NO_ARGS(
+	"SELECT last_value, is_called FROM @extschema@.caio_token_seq");
 
-/* What caio_token_epoch says of this system and timeline. */
-typedef enum EpochRecord
+/* What caio_token_epoch says, read as the newest committed state. */
+typedef struct EpochRecord
 {
-	EPOCH_NONE,					/* no row yet */
-	EPOCH_CURRENT,				/* names this system and timeline */
-	EPOCH_OTHER					/* names another */
+	int64		rows;
+	bool		this_lineage;	/* one row, of this system and database */
+	int64		timeline;		/* the newest timeline and epoch recorded */
+	int64		epoch;
 } EpochRecord;
 
 static EpochRecord
-epoch_read_record(Datum *values)
+epoch_record_read(Datum *lineage)
+{
+	EpochRecord record = {0};
+	bool		isnull;
+
+	caio_spi_run(&epoch_read, lineage, NULL, true);
+	record.rows = DatumGetInt64(caio_spi_value(0, 1, &isnull));
+	if (record.rows == 0)
+		return record;
+	record.this_lineage = record.rows == 1 && DatumGetBool(caio_spi_value(0, 2, &isnull));
+	record.timeline = DatumGetInt64(caio_spi_value(0, 3, &isnull));
+	record.epoch = DatumGetInt64(caio_spi_value(0, 4, &isnull));
+	return record;
+}
+
+/* The epoch the sequence is in; *used is false while it never handed out a value. */
+static int64
+sequence_epoch(bool *used)
 {
 	bool		isnull;
 
-	if (caio_spi_run(&epoch_read, values, NULL, true) == 0)
-		return EPOCH_NONE;
-	return DatumGetBool(caio_spi_value(0, 1, &isnull)) ? EPOCH_CURRENT : EPOCH_OTHER;
+	caio_spi_run(&sequence_read, NULL, NULL, true);
+	if (used)
+		*used = DatumGetBool(caio_spi_value(0, 2, &isnull));
+	return DatumGetInt64(caio_spi_value(0, 1, &isnull)) >> CAIO_TOKEN_EPOCH_SHIFT;
+}
+
+/* Move the sequence to the start of an epoch above the one it is in. */
+static void
+sequence_move(Oid seq, int64 epoch, const char *why)
+{
+	if (epoch > CAIO_TOKEN_EPOCH_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_SEQUENCE_GENERATOR_LIMIT_EXCEEDED),
+				 errmsg("caio has no token epoch left"),
+				 errdetail("Epoch " INT64_FORMAT " would be needed; tokens are bigint, with room for epochs 0 to " INT64_FORMAT ".",
+						   epoch, (int64) CAIO_TOKEN_EPOCH_MAX)));
+	DirectFunctionCall3(setval3_oid, ObjectIdGetDatum(seq),
+						Int64GetDatum(epoch << CAIO_TOKEN_EPOCH_SHIFT),
+						BoolGetDatum(true));
+	ereport(LOG,
+			(errmsg("caio moves tokens to epoch " INT64_FORMAT, epoch),
+			 errdetail("%s", why)));
+}
+
+/*
+ * Another timeline of this lineage: its epoch follows from the record, so
+ * any number of backends, and retries after a rollback, agree on it, and
+ * nothing needs writing.  The lock only makes "move if below" atomic.
+ */
+static void
+epoch_enter_timeline(Oid epoch_table, Oid seq, EpochRecord record, TimeLineID timeline)
+{
+	int64		epoch = record.epoch + ((int64) timeline - record.timeline);
+
+	if (sequence_epoch(NULL) >= epoch)
+		return;
+	LockRelationOid(epoch_table, ExclusiveLock);
+	if (sequence_epoch(NULL) < epoch)
+		sequence_move(seq, epoch,
+					  psprintf("The server writes WAL on timeline %u; epoch " INT64_FORMAT " was recorded for timeline " INT64_FORMAT ".",
+							   timeline, record.epoch, record.timeline));
+	UnlockRelationOid(epoch_table, ExclusiveLock);
+}
+
+static bool
+epoch_is_this_lineage(EpochRecord record, TimeLineID timeline)
+{
+	return record.this_lineage && (int64) timeline >= record.timeline;
+}
+
+/*
+ * A lineage of its own for this database, one epoch above everything it
+ * knows of, recorded under a lock kept until the transaction ends: the new
+ * epoch depends on the sequence, so a second backend must find the record
+ * rather than move the sequence again.  force starts one even when this
+ * database is the recorded lineage.  Returns the epoch.
+ */
+static int64
+epoch_start_lineage(Oid epoch_table, Oid seq, Datum *lineage, TimeLineID timeline,
+					bool force)
+{
+	EpochRecord record;
+	bool		used;
+	int64		epoch;
+	Datum		values[5];
+
+	LockRelationOid(epoch_table, ExclusiveLock);
+	record = epoch_record_read(lineage);
+	if (!force && epoch_is_this_lineage(record, timeline))
+	{
+		epoch_enter_timeline(epoch_table, seq, record, timeline);
+		return sequence_epoch(NULL);
+	}
+	epoch = Max(sequence_epoch(&used), record.epoch);
+	if (used || record.rows > 0 || force)
+		sequence_move(seq, ++epoch,
+					  force ? "caio_start_token_epoch() was called."
+					  : record.rows > 0
+					  ? "This database is a copy of the one that recorded the tokens' epoch (a restore, a template's copy, pg_upgrade, or an earlier timeline)."
+					  : "The token sequence was used, but no epoch was recorded.");
+	values[0] = lineage[0];
+	values[1] = lineage[1];
+	values[2] = Int64GetDatum((int64) timeline);
+	values[3] = Int64GetDatum(epoch);
+	values[4] = TimestampTzGetDatum(GetCurrentTimestamp());
+	caio_spi_run(&epoch_write, values, NULL, false);
+	return epoch;
+}
+
+/* This system and database, as caio_token_epoch names them. */
+static void
+epoch_lineage(Datum *lineage)
+{
+	char		system_identifier[32];
+
+	snprintf(system_identifier, sizeof(system_identifier), UINT64_FORMAT,
+			 GetSystemIdentifier());
+	lineage[0] = CStringGetTextDatum(system_identifier);
+	lineage[1] = ObjectIdGetDatum(MyDatabaseId);
+}
+
+/*
+ * The sequence as caio made it.  A superuser could alter it, and then tokens
+ * would repeat (CYCLE, UNLOGGED) or a resource's tokens go backwards (a
+ * CACHE, which hands each backend a block of its own).
+ */
+static void
+sequence_check(Oid seq)
+{
+	HeapTuple	tuple = SearchSysCache1(SEQRELID, ObjectIdGetDatum(seq));
+	Form_pg_sequence form;
+	bool		as_made;
+
+	if (!HeapTupleIsValid(tuple))
+		elog(ERROR, "cache lookup failed for sequence %u", seq);
+	form = (Form_pg_sequence) GETSTRUCT(tuple);
+	as_made = form->seqincrement == 1 && form->seqcache == 1 && !form->seqcycle &&
+		get_rel_persistence(seq) == RELPERSISTENCE_PERMANENT;
+	ReleaseSysCache(tuple);
+	if (!as_made)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("caio's token sequence has been altered"),
+				 errdetail("caio_token_seq must be logged, with INCREMENT 1, CACHE 1 and NO CYCLE, or tokens could repeat or go backwards."),
+				 errhint("Run ALTER SEQUENCE caio_token_seq INCREMENT 1 CACHE 1 NO CYCLE, and ALTER SEQUENCE caio_token_seq SET LOGGED.")));
+}
+
+/*
+ * Before a session's first token on a timeline: the sequence is as caio
+ * made it, and in this timeline's epoch.
+ */
+static void
+epoch_check(Oid epoch_table, Oid seq, TimeLineID timeline)
+{
+	Datum		lineage[2];
+	CaioSpi		spi;
+	EpochRecord record;
+
+	sequence_check(seq);
+	epoch_lineage(lineage);
+	caio_spi_begin(&spi);
+	record = epoch_record_read(lineage);
+	if (epoch_is_this_lineage(record, timeline))
+	{
+		epoch_enter_timeline(epoch_table, seq, record, timeline);
+		epoch_checked_timeline = timeline;
+	}
+	else
+		(void) epoch_start_lineage(epoch_table, seq, lineage, timeline, false);
+	caio_spi_end(&spi);
 }
 
 /* The timeline that WAL is written on now. */
@@ -87,69 +268,6 @@ current_timeline(void)
 				 errmsg("caio cannot issue a token during recovery"),
 				 errhint("Acquire leases and claim rows on the primary.")));
 	return CAIO_INSERT_TIMELINE();
-}
-
-/*
- * Move the sequence to the start of the next epoch: past every value it
- * could have handed out in this one.
- */
-static int64
-epoch_advance(Oid seq)
-{
-	int64		last = nextval_internal(seq, false);
-	int64		next_start = ((last >> CAIO_TOKEN_EPOCH_SHIFT) + 1) << CAIO_TOKEN_EPOCH_SHIFT;
-
-	DirectFunctionCall3(setval3_oid, ObjectIdGetDatum(seq),
-						Int64GetDatum(next_start), BoolGetDatum(true));
-	return next_start >> CAIO_TOKEN_EPOCH_SHIFT;
-}
-
-/*
- * Make sure caio_token_epoch names this system and timeline, starting a new
- * epoch first when it names others.  No row means this database never drew
- * a token under this rule (a new install, or one updated from 0.1): there is
- * nothing to protect, so it is recorded as it is.  Only a change takes the
- * table's lock, which serialises backends that notice it at once; the newest
- * committed state is read after it, so the second finds the first's record.
- */
-static void
-epoch_check(Oid epoch_table, Oid seq, TimeLineID timeline)
-{
-	char		system_identifier[32];
-	Datum		values[3];
-	CaioSpi		spi;
-	EpochRecord record;
-
-	snprintf(system_identifier, sizeof(system_identifier), UINT64_FORMAT,
-			 GetSystemIdentifier());
-	values[0] = CStringGetTextDatum(system_identifier);
-	values[1] = Int64GetDatum((int64) timeline);
-	values[2] = TimestampTzGetDatum(GetCurrentTimestamp());
-
-	caio_spi_begin(&spi);
-	record = epoch_read_record(values);
-	if (record != EPOCH_CURRENT)
-	{
-		LockRelationOid(epoch_table, ExclusiveLock);
-		record = epoch_read_record(values);
-	}
-	if (record == EPOCH_OTHER)
-	{
-		int64		epoch = epoch_advance(seq);
-
-		ereport(LOG,
-				(errmsg("caio starts token epoch " INT64_FORMAT " on timeline %u",
-						epoch, timeline),
-				 errdetail("Tokens were last drawn on another timeline or in another cluster; "
-						   "the token sequence moves past every token that could have been issued there.")));
-	}
-	if (record != EPOCH_CURRENT)
-		caio_spi_run(&epoch_write, values, NULL, false);
-	caio_spi_end(&spi);
-
-	/* Trust the record without reading it only once it is committed. */
-	if (record == EPOCH_CURRENT)
-		epoch_checked_timeline = timeline;
 }
 
 /*
@@ -171,6 +289,42 @@ token_make_durable(Oid seq)
 	XLogFlush(lsn);
 }
 
+/* caio_token_epoch, also in a session that updated from 0.1 just now. */
+static Oid
+epoch_table_of(const CaioCatalog *cat)
+{
+	return OidIsValid(cat->token_epoch) ? cat->token_epoch :
+		get_relname_relid("caio_token_epoch", cat->schema);
+}
+
+/*
+ * Start a new lineage by hand, for a copy that nothing marks as one; the
+ * next token is the new epoch's first.  Returns the epoch.
+ */
+Datum
+caio_start_token_epoch(PG_FUNCTION_ARGS)
+{
+	const CaioCatalog *cat = caio_catalog();
+	Oid			epoch_table = epoch_table_of(cat);
+	TimeLineID	timeline = current_timeline();
+	Datum		lineage[2];
+	CaioSpi		spi;
+	int64		epoch;
+
+	if (!OidIsValid(epoch_table))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("caio's schema has no token epochs"),
+				 errhint("Run ALTER EXTENSION caio UPDATE.")));
+	sequence_check(cat->token_seq);
+	epoch_lineage(lineage);
+	caio_spi_begin(&spi);
+	epoch = epoch_start_lineage(epoch_table, cat->token_seq, lineage, timeline, true);
+	caio_spi_end(&spi);
+	epoch_checked_timeline = 0;
+	PG_RETURN_INT64(epoch);
+}
+
 /*
  * Tokens come from one sequence for all resources.  Callers draw a token only
  * while they hold the resource's lock and only for a new lease, so a
@@ -186,8 +340,7 @@ caio_token_next(void)
 	if (timeline != epoch_checked_timeline)
 	{
 		/* A schema from 0.1 has no epochs until ALTER EXTENSION caio UPDATE. */
-		Oid			epoch_table = OidIsValid(cat->token_epoch) ? cat->token_epoch :
-			get_relname_relid("caio_token_epoch", cat->schema);
+		Oid			epoch_table = epoch_table_of(cat);
 
 		if (OidIsValid(epoch_table))
 			epoch_check(epoch_table, cat->token_seq, timeline);

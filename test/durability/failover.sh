@@ -16,14 +16,14 @@ sql "$primary" postgres -c "CREATE DATABASE durability"
 sql "$primary" durability -f "$here/setup.sql" >/dev/null
 
 standby=$DURABILITY_DIR/standby
-as_pg "$PGBIN/pg_basebackup" -h 127.0.0.1 -p "$(cluster_port "$primary")" -U postgres \
+as_pg "$PGBIN/pg_basebackup" -h "$primary.sock" -p "$PGPORT_FIXED" -U postgres \
     -D "$standby" -R -X stream -c fast
-cluster_conf "$standby" "$(free_port)"
+cluster_conf "$standby"
 cluster_start "$standby"
 
 # Load with the standby following, then without it: the tokens of the
 # second half reach the old primary's clients but never the standby.
-run_clients "$primary" durability before 60
+run_clients "$primary" durability before 60 1
 sleep 2
 cluster_stop "$standby"
 sleep 2
@@ -32,7 +32,7 @@ wait_clients
 
 cluster_start "$standby"
 as_pg "$PGBIN/pg_ctl" -D "$standby" -w promote >/dev/null
-run_clients "$standby" durability after 2
+run_clients "$standby" durability after 2 0
 wait_clients
 
 load_seen "$standby" durability

@@ -1,118 +1,114 @@
 # Throwaway PostgreSQL 15 clusters for the durability tests, which kill,
 # restart and promote servers and so cannot share the test command's
-# cluster.  Each lives in a directory under $DURABILITY_DIR on its own port;
-# as root, the servers run as the postgres user.  Sourced, not run.
+# cluster.  Cluster NAME keeps its data in $DURABILITY_DIR/NAME, its log in
+# NAME.log and listens only on a Unix socket in NAME.sock, outside the data
+# directory so that a base backup does not copy it (no TCP port to collide
+# with anything); as root, the servers run as the postgres user.  Sourced,
+# not run.
 
 PGBIN=/usr/lib/postgresql/15/bin
+PGPORT_FIXED=5432
 unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE PGOPTIONS
 DURABILITY_DIR=$(mktemp -d /tmp/caio-durability.XXXXXX)
 chmod 755 "$DURABILITY_DIR"
 [ "$(id -u)" -eq 0 ] && chown postgres: "$DURABILITY_DIR"
 STARTED_DIRS=()
+CLIENT_PIDS=()
 
 as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
 
+# On exit: stop clients and servers; on failure, show the servers' logs
+# first, since the directory goes with them.
 stop_all() {
+    local status=$? dir
+    for pid in "${CLIENT_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
     for dir in "${STARTED_DIRS[@]}"; do
+        if [ "$status" -ne 0 ] && [ -f "$dir.log" ]; then
+            echo "--- $(basename "$dir").log (last 40 lines)"
+            tail -n 40 "$dir.log"
+        fi
         as_pg "$PGBIN/pg_ctl" -D "$dir" -m immediate stop >/dev/null 2>&1 || true
     done
     rm -rf "$DURABILITY_DIR"
+    exit "$status"
 }
 trap stop_all EXIT
 
-# free_port: a TCP port on loopback that nothing listens on.
-free_port() {
-    local port
-    for port in $(seq 54400 54499); do
-        if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
-            echo "$port"; return
-        fi
-    done
-    echo "no free port" >&2; return 1
-}
-
-# cluster_conf DIR PORT: the settings every test cluster gets.
+# cluster_conf DIR: the settings every test cluster gets.
 cluster_conf() {
+    as_pg mkdir -p "$1.sock"
     as_pg tee -a "$1/postgresql.conf" >/dev/null <<CONF
-port = $2
-listen_addresses = '127.0.0.1'
-unix_socket_directories = ''
+port = $PGPORT_FIXED
+listen_addresses = ''
+unix_socket_directories = '$1.sock'
 fsync = on
 max_connections = 40
 log_min_messages = warning
-log_statement = none
 CONF
 }
 
-# cluster_init NAME: a new cluster; prints its data directory.  Settings
-# passed as further arguments are appended to postgresql.conf.
+# cluster_init NAME [SETTING...]: a new cluster; prints its data directory.
 cluster_init() {
-    local dir=$DURABILITY_DIR/$1 port
+    local dir=$DURABILITY_DIR/$1
     shift
-    port=$(free_port)
     as_pg "$PGBIN/initdb" -D "$dir" -U postgres --auth=trust -N >/dev/null
-    cluster_conf "$dir" "$port"
+    cluster_conf "$dir"
     for setting in "$@"; do echo "$setting" | as_pg tee -a "$dir/postgresql.conf" >/dev/null; done
     echo "$dir"
 }
 
-cluster_port() { sed -n 's/^port = //p' "$1/postgresql.conf" | tail -1; }
-
 cluster_start() {
-    local dir=$1 tries
+    local dir=$1
     STARTED_DIRS+=("$dir")
-    # After a SIGKILL the old server's children may take a moment to go.
-    for tries in $(seq 1 30); do
-        if as_pg "$PGBIN/pg_ctl" -D "$dir" -l "$dir/server.log" -w -t 60 start >/dev/null 2>&1; then
-            return 0
-        fi
-        sleep 1
-    done
-    cat "$dir/server.log"; echo "cluster $dir did not start" >&2; return 1
+    as_pg "$PGBIN/pg_ctl" -D "$dir" -l "$dir.log" -w -t 120 start >/dev/null
 }
 
 cluster_stop() { as_pg "$PGBIN/pg_ctl" -D "$1" -m fast -w stop >/dev/null; }
 
-# cluster_kill DIR: SIGKILL the postmaster, as a crash would, and wait for
-# its children to notice and exit.
+# cluster_kill DIR: SIGKILL the postmaster, as a crash would, and wait (up
+# to a minute) until its children have noticed and gone.
 cluster_kill() {
-    local dir=$1 pid
+    local dir=$1 pid children tries
     pid=$(head -1 "$dir/postmaster.pid")
+    children=$(pgrep -P "$pid" || true)
     kill -9 "$pid"
-    while pgrep -P "$pid" >/dev/null 2>&1 || kill -0 "$pid" 2>/dev/null; do sleep 0.2; done
-    sleep 1
+    for tries in $(seq 1 300); do
+        alive=""
+        for child in $pid $children; do kill -0 "$child" 2>/dev/null && alive=1; done
+        [ -z "$alive" ] && return 0
+        sleep 0.2
+    done
+    echo "the killed server's processes did not exit" >&2; return 1
 }
 
 # sql DIR DB [psql args...]: psql against a test cluster.
 sql() {
     local dir=$1 db=$2
     shift 2
-    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$(cluster_port "$dir")" \
-        -U postgres -d "$db" "$@"
+    "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h "$dir.sock" -p "$PGPORT_FIXED" -U postgres -d "$db" "$@"
 }
 
-# run_clients DIR DB PHASE SECONDS: start four clients (client.pl) in the
-# background, two that write and reserve nonces and two that only take
-# leases, their pids in CLIENT_PIDS; each writes what it saw to
-# $DURABILITY_DIR/seen.PHASE.WORKER.
-CLIENT_PIDS=()
+# run_clients DIR DB PHASE SECONDS LOSE: start four clients (client.pl) in
+# the background, two that write and reserve nonces and two that only take
+# leases; each writes what it saw to $DURABILITY_DIR/seen.PHASE.WORKER.
+# LOSE is 1 when the server is meant to go away under them.
 run_clients() {
-    local dir=$1 db=$2 phase=$3 seconds=$4 kind
+    local dir=$1 db=$2 phase=$3 seconds=$4 lose=$5 kind
     CLIENT_PIDS=()
     for worker in 1 2 3 4; do
         kind=$([ "$worker" -le 2 ] && echo full || echo lease)
-        perl "$(dirname "${BASH_SOURCE[0]}")/client.pl" "$(cluster_port "$dir")" "$db" \
-            "$phase" "$worker" "$seconds" "$kind" >"$DURABILITY_DIR/seen.$phase.$worker" \
+        perl "$(dirname "${BASH_SOURCE[0]}")/client.pl" "$dir.sock" "$db" "$phase" "$worker" \
+            "$seconds" "$kind" "$lose" >"$DURABILITY_DIR/seen.$phase.$worker" \
             2>"$DURABILITY_DIR/client.$phase.$worker.log" &
         CLIENT_PIDS+=($!)
     done
 }
 
-# wait_clients: wait for the clients; fail if one failed other than by
-# losing its server.
+# wait_clients: wait for the clients; fail if one failed.
 wait_clients() {
     local pid failed=0
     for pid in "${CLIENT_PIDS[@]}"; do wait "$pid" || failed=1; done
+    CLIENT_PIDS=()
     [ $failed -eq 0 ] || cat "$DURABILITY_DIR"/client.*.log >&2
     return $failed
 }

@@ -1,4 +1,5 @@
--- caio's state in one line per object, for comparing two databases.
+-- caio's state in one line per object, for comparing two databases (not
+-- caio_token_epoch: a copy records a lineage of its own).
 SELECT 'caio_lease_state' AS object, count(*) AS rows,
        md5(string_agg(format('%s|%s|%s|%s|%s|%s|%s', resource, holder, holder_role, token,
                              acquired_at, expires_at, released_at), ',' ORDER BY resource)) AS digest
@@ -13,9 +14,6 @@ SELECT 'caio_nonce_reservation', count(*),
        md5(string_agg(format('%s|%s|%s|%s|%s|%s|%s', chain_id, address, nonce, state, resource, token, tx_hash),
                       ',' ORDER BY chain_id, address, nonce))
   FROM caio_nonce_reservation
-UNION ALL
-SELECT 'caio_token_epoch', count(*), md5(string_agg(format('%s|%s', system_identifier, timeline_id), ','))
-  FROM caio_token_epoch
 UNION ALL
 SELECT 'caio_token_seq', last_value, is_called::text FROM caio_token_seq
 UNION ALL

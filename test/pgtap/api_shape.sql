@@ -1,7 +1,7 @@
 -- The API's shape, as the contract in DESIGN.md names it: types, functions
 -- with their argument names, defaults and results, the view, and privileges.
 BEGIN;
-SELECT plan(90);
+SELECT plan(93);
 
 SELECT has_extension('caio', 'the extension is installed');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
@@ -140,6 +140,10 @@ SELECT function_privs_are('caio_now', ARRAY[]::name[], 'public', ARRAY[]::text[]
 SELECT function_privs_are('caio_protect', ARRAY['regclass', 'name', 'name', 'text'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_use', ARRAY['caio_lease'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_versioned', ARRAY['regclass', 'name'], 'public', ARRAY[]::text[]);
+-- Starting a token epoch by hand is for superusers: granted to nobody.
+SELECT has_function('caio_start_token_epoch', ARRAY[]::name[]);
+SELECT function_returns('caio_start_token_epoch', ARRAY[]::name[], 'bigint');
+SELECT function_privs_are('caio_start_token_epoch', ARRAY[]::name[], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_fence_trigger', ARRAY[]::name[], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_version_trigger', ARRAY[]::name[], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_clock_set', ARRAY['timestamp with time zone'], 'public', ARRAY[]::text[]);
