@@ -13,6 +13,8 @@ HEADERS     = src/caio.h
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
 # Upgrade scripts, and the install scripts of earlier versions as released.
+# At a version bump, add the released sql/caio--<old>.sql to git (and to
+# .gitignore's exceptions) before make builds the new one.
 DATA        = $(filter-out $(DATA_built), $(wildcard sql/$(EXTENSION)--*.sql))
 
 PG_CPPFLAGS = -DCAIO_VERSION=\"$(EXTVERSION)\"
