@@ -41,23 +41,28 @@ check() {
     sql "$1" "$2" -v source_max="$source_max" -f "$here/restore_check.sql"
 }
 
+# restore_into DIR PG_RESTORE_ARGS...: the dump, restored in cluster DIR.
+restore_into() {
+    local dir=$1
+    shift
+    as_pg "$PGBIN/pg_restore" -h "$dir.sock" -p "$PGPORT_FIXED" -U postgres --exit-on-error \
+        "$@" "$DURABILITY_DIR/durability.dump"
+}
+
 target_dir=$(cluster_init target)
 cluster_start "$target_dir"
 echo "== restored into a new database of the same cluster"
 sql "$source_dir" postgres -c "CREATE DATABASE restored"
-as_pg "$PGBIN/pg_restore" -h "$source_dir.sock" -p "$PGPORT_FIXED" -U postgres --exit-on-error \
-    -d restored "$DURABILITY_DIR/durability.dump"
+restore_into "$source_dir" -d restored
 check "$source_dir" restored "$DURABILITY_DIR/state.source"
 echo "== restored into a new cluster"
 sql "$target_dir" postgres -c "CREATE DATABASE restored"
-as_pg "$PGBIN/pg_restore" -h "$target_dir.sock" -p "$PGPORT_FIXED" -U postgres --exit-on-error \
-    -d restored "$DURABILITY_DIR/durability.dump"
+restore_into "$target_dir" -d restored
 check "$target_dir" restored "$DURABILITY_DIR/state.source"
 echo "== a template's copy of the source, as it is now"
 sql "$source_dir" durability -A -t -f "$here/state.sql" > "$DURABILITY_DIR/state.now"
 sql "$source_dir" postgres -c "CREATE DATABASE copied TEMPLATE durability"
 check "$source_dir" copied "$DURABILITY_DIR/state.now"
 echo "== restored over the source (--clean)"
-as_pg "$PGBIN/pg_restore" -h "$source_dir.sock" -p "$PGPORT_FIXED" -U postgres --exit-on-error \
-    --clean -d durability "$DURABILITY_DIR/durability.dump"
+restore_into "$source_dir" --clean -d durability
 check "$source_dir" durability "$DURABILITY_DIR/state.source"
