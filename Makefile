@@ -8,7 +8,7 @@ EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION)
 MODULE_big  = caio
 OBJS        = src/caio.o src/clock.o src/lease.o src/resource_lock.o \
               src/fencing.o src/versioned.o src/address.o src/nonce.o \
-              src/claims.o src/token.o
+              src/claims.o src/token.o src/stats.o
 HEADERS     = src/caio.h
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
@@ -26,7 +26,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors \
-               claims claims_errors bad_input \
+               claims claims_errors stats bad_input \
                privileges reinstall tokens upgrade
 REGRESS_OPTS = --load-extension=caio
 

@@ -75,6 +75,7 @@ _PG_init(void)
 	caio_resource_lock_init();
 	caio_fencing_init();
 	caio_nonce_init();
+	caio_stats_init();
 	CAIO_RESERVE_GUC_PREFIX("caio");
 }
 

@@ -44,6 +44,16 @@
 #include "pgstat.h"				/* PG_WAIT_EXTENSION */
 #endif
 
+/*
+ * The wait event of a session waiting for a lease: named "CaioLease" from
+ * PostgreSQL 17 on, the generic "Extension" before (no way to name one).
+ */
+#if PG_VERSION_NUM >= 170000
+#define CAIO_LEASE_WAIT_EVENT() WaitEventExtensionNew("CaioLease")
+#else
+#define CAIO_LEASE_WAIT_EVENT() PG_WAIT_EXTENSION
+#endif
+
 /* Settings named caio.* that caio does not define are refused. */
 #if PG_VERSION_NUM >= 150000
 #define CAIO_RESERVE_GUC_PREFIX(prefix) MarkGUCPrefixReserved(prefix)
@@ -211,6 +221,38 @@ extern char *caio_arg_address(FunctionCallInfo fcinfo, int argno);
  * ----------------------------------------------------------------
  */
 extern void caio_nonce_init(void);
+
+/* ----------------------------------------------------------------
+ * stats.c: counters in shared memory, and the log of refusals
+ * ----------------------------------------------------------------
+ */
+
+/* In the order of caio_stats()'s columns. */
+typedef enum CaioCounter
+{
+	CAIO_LEASES_GRANTED,
+	CAIO_LEASES_BUSY,
+	CAIO_LEASES_TAKEN_OVER,
+	CAIO_LEASES_RENEWED,
+	CAIO_LEASES_RENEW_LOST,
+	CAIO_LEASES_RELEASED,
+	CAIO_LEASES_RELEASE_LOST,
+	CAIO_WRITES_ACCEPTED,
+	CAIO_REFUSED_LK001,
+	CAIO_REFUSED_LK002,
+	CAIO_REFUSED_LK003,
+	CAIO_NONCES_RESERVED,
+	CAIO_NONCES_RELEASED,
+	CAIO_ROWS_CLAIMED,
+	CAIO_COUNTERS				/* how many there are */
+} CaioCounter;
+
+extern void caio_stats_init(void);
+extern void caio_count(CaioCounter counter, uint64 n);
+extern void caio_refusal(int sqlstate, Relation rel, const char *resource,
+						 const char *what, const char *named, const char *current);
+extern void caio_refusal_tokens(int sqlstate, Relation rel,
+								const char *resource, int64 named, int64 current);
 
 /* ----------------------------------------------------------------
  * clock.c: the time every caio function reads

@@ -160,9 +160,19 @@ static void refuse_claim_write(Relation rel, int64 named, int64 current) pg_attr
 static void refuse_claim_missing(Relation rel, int64 current, const char *what,
 								 const char *hint) pg_attribute_noreturn();
 
+/* Count and log a refusal; claimed rows belong to no resource. */
+static void
+claim_refusal(int sqlstate, Relation rel, int64 named, int64 current)
+{
+	caio_refusal(sqlstate, rel, NULL, "claim token",
+				 named != 0 ? psprintf(INT64_FORMAT, named) : NULL,
+				 current != 0 ? psprintf(INT64_FORMAT, current) : NULL);
+}
+
 static void
 refuse_claim_write(Relation rel, int64 named, int64 current)
 {
+	claim_refusal(ERRCODE_CAIO_FENCING, rel, named, current);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING),
 			 errmsg("stale claim token for a row of table \"%s\"",
@@ -179,6 +189,7 @@ static void
 refuse_claim_missing(Relation rel, int64 current, const char *what,
 					 const char *hint)
 {
+	claim_refusal(ERRCODE_CAIO_FENCING_MISSING, rel, 0, current);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING_MISSING),
 			 errmsg("missing claim token for a row of table \"%s\"",
@@ -262,6 +273,8 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 							 "Set claim_token to the token your claim returned.");
 	else if (new_token != old_token)
 		refuse_claim_write(rel, new_token, old_token);
+	else
+		caio_count(CAIO_WRITES_ACCEPTED, 1);
 
 	return PointerGetDatum(td->tg_newtuple ? td->tg_newtuple : td->tg_trigtuple);
 }
@@ -612,6 +625,7 @@ claim_store_rows(SPITupleTable *taken, uint64 count, TupleDesc desc,
 		}
 		tuplestore_putvalues(store, desc, values, nulls);
 	}
+	caio_count(CAIO_ROWS_CLAIMED, count);
 }
 
 /*

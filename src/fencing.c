@@ -150,16 +150,18 @@ caio_fencing_init(void)
 static const char *fence_hint =
 "Acquire the resource again and retry the write under the new lease.";
 
-static void refuse_stale(Relation rel, const char *resource,
-						 const char *detail) pg_attribute_noreturn();
+static void refuse_stale(Relation rel, const char *resource, int64 named,
+						 int64 newest, const char *detail) pg_attribute_noreturn();
 static void refuse_missing_token(Relation rel, const char *resource,
 								 const char *token_column,
 								 const CaioLease *newest) pg_attribute_noreturn();
 
 /* LK001 for a write, with what was wrong in the detail. */
 static void
-refuse_stale(Relation rel, const char *resource, const char *detail)
+refuse_stale(Relation rel, const char *resource, int64 named, int64 newest,
+			 const char *detail)
 {
+	caio_refusal_tokens(ERRCODE_CAIO_FENCING, rel, resource, named, newest);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING),
 			 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
@@ -174,14 +176,14 @@ refuse_stale_write(Relation rel, const char *resource, int64 token,
 				   const CaioLease *newest)
 {
 	if (newest == NULL)
-		refuse_stale(rel, resource,
+		refuse_stale(rel, resource, token, 0,
 					 psprintf("The write named token " INT64_FORMAT ", but no lease was ever granted for the resource.",
 							  token));
 	if (newest->token == token && newest->released)
-		refuse_stale(rel, resource,
+		refuse_stale(rel, resource, token, newest->token,
 					 psprintf("The write named token " INT64_FORMAT ", whose lease was released; the newest token for the resource is " INT64_FORMAT ".",
 							  token, newest->token));
-	refuse_stale(rel, resource,
+	refuse_stale(rel, resource, token, newest->token,
 				 psprintf("The write named token " INT64_FORMAT ", but the newest token for the resource is " INT64_FORMAT ".",
 						  token, newest->token));
 }
@@ -195,6 +197,8 @@ refuse_missing_token(Relation rel, const char *resource,
 		? psprintf("the newest token for the resource is " INT64_FORMAT, newest->token)
 		: pstrdup("no lease was ever granted for the resource");
 
+	caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, rel, resource, 0,
+						newest ? newest->token : 0);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING_MISSING),
 			 errmsg("missing fencing token for resource \"%s\" on table \"%s\"",
@@ -223,20 +227,23 @@ caio_lease_require_current(const CaioLease *lease, CaioLease *newest)
 
 	caio_resource_lock(caio_resource_key(lease->resource), ShareLock);
 	found = caio_lease_lookup(lease->resource, newest);
-	if (!found || newest->token != lease->token || newest->released ||
-		strcmp(newest->holder, lease->holder) != 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_CAIO_FENCING),
-				 errmsg("lease on resource \"%s\" is not current", lease->resource),
-				 !found
-				 ? errdetail("The lease names token " INT64_FORMAT ", but no lease was ever granted for the resource.",
-							 lease->token)
-				 : newest->token == lease->token && newest->released
-				 ? errdetail("The lease names token " INT64_FORMAT ", which was released; the newest token for the resource is " INT64_FORMAT ".",
-							 lease->token, newest->token)
-				 : errdetail("The lease names token " INT64_FORMAT " held by \"%s\", but the newest token for the resource is " INT64_FORMAT ", held by \"%s\".",
-							 lease->token, lease->holder, newest->token, newest->holder),
-				 errhint("%s", fence_hint)));
+	if (found && newest->token == lease->token && !newest->released &&
+		strcmp(newest->holder, lease->holder) == 0)
+		return;
+	caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, lease->resource,
+						lease->token, found ? newest->token : 0);
+	ereport(ERROR,
+			(errcode(ERRCODE_CAIO_FENCING),
+			 errmsg("lease on resource \"%s\" is not current", lease->resource),
+			 !found
+			 ? errdetail("The lease names token " INT64_FORMAT ", but no lease was ever granted for the resource.",
+						 lease->token)
+			 : newest->token == lease->token && newest->released
+			 ? errdetail("The lease names token " INT64_FORMAT ", which was released; the newest token for the resource is " INT64_FORMAT ".",
+						 lease->token, newest->token)
+			 : errdetail("The lease names token " INT64_FORMAT " held by \"%s\", but the newest token for the resource is " INT64_FORMAT ", held by \"%s\".",
+						 lease->token, lease->holder, newest->token, newest->holder),
+			 errhint("%s", fence_hint)));
 }
 
 Datum
@@ -377,7 +384,7 @@ fence_check(const FenceSpec *spec, const char *resource, bool named,
 	if (!found || newest.token != token || newest.released)
 		refuse_stale_write(spec->rel, resource, token, found ? &newest : NULL);
 	if (has_row_token && row_token > token)
-		refuse_stale(spec->rel, resource,
+		refuse_stale(spec->rel, resource, token, row_token,
 					 psprintf("The write named token " INT64_FORMAT ", but the row already carries token " INT64_FORMAT "; a row's token never goes backwards.",
 							  token, row_token));
 	return token;
@@ -442,6 +449,7 @@ caio_fence_trigger(PG_FUNCTION_ARGS)
 		named = fence_token_of(&spec, new_row, &token);
 
 	token = fence_check(&spec, resource, named, token, has_row_token, row_token);
+	caio_count(CAIO_WRITES_ACCEPTED, 1);
 
 	if (new_row == NULL)
 		return PointerGetDatum(old_row);

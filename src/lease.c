@@ -297,13 +297,17 @@ lease_try_acquire(const AcquireRequest *req, bool retry, CaioLease *lease,
 		TimestampTzGetDatum(expires_at)};
 
 		caio_spi_run(&extend_plan, values, NULL, false);
+		caio_count(CAIO_LEASES_RENEWED, 1);
 		lease->resource = req->resource;
 		lease->holder = req->holder;
 		lease->expires_at = expires_at;
 		return ACQUIRE_GRANTED;
 	}
 
+	if (found && !lease->released)
+		caio_count(CAIO_LEASES_TAKEN_OVER, 1);
 	lease_grant(req, found, now, expires_at, lease);
+	caio_count(CAIO_LEASES_GRANTED, 1);
 	return ACQUIRE_GRANTED;
 }
 
@@ -374,7 +378,7 @@ lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 acquire_sleep_ms(outcome, remaining, busy_until),
-						 PG_WAIT_EXTENSION);
+						 CAIO_LEASE_WAIT_EVENT());
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}
@@ -407,7 +411,10 @@ caio_acquire(PG_FUNCTION_ARGS)
 	caio_spi_end(&spi);
 
 	if (!granted)
+	{
+		caio_count(CAIO_LEASES_BUSY, 1);
 		PG_RETURN_NULL();
+	}
 	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &lease));
 }
 
@@ -468,6 +475,7 @@ caio_renew(PG_FUNCTION_ARGS)
 		caio_resource_unlock(key, ShareLock);	/* changed nothing: hold nothing */
 	caio_spi_end(&spi);
 
+	caio_count(renewed ? CAIO_LEASES_RENEWED : CAIO_LEASES_RENEW_LOST, 1);
 	if (!renewed)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &lease));
@@ -500,7 +508,9 @@ caio_release(PG_FUNCTION_ARGS)
 		caio_resource_unlock(key, ExclusiveLock);	/* changed nothing */
 	caio_spi_end(&spi);
 
-	PG_RETURN_BOOL(matched && lease.expires_at > now);
+	matched = matched && lease.expires_at > now;
+	caio_count(matched ? CAIO_LEASES_RELEASED : CAIO_LEASES_RELEASE_LOST, 1);
+	PG_RETURN_BOOL(matched);
 }
 
 Datum

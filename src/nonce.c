@@ -434,6 +434,7 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 	}
 	caio_spi_end(&spi);
 
+	caio_count(CAIO_NONCES_RESERVED, 1);
 	PG_RETURN_INT64(nonce);
 }
 
@@ -546,6 +547,9 @@ mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservati
 	if (reservation->resource == NULL)
 		return;
 	if (lease == NULL)
+	{
+		caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, NULL,
+							reservation->resource, 0, reservation->token);
 		ereport(ERROR,
 				(errcode(ERRCODE_CAIO_FENCING_MISSING),
 				 errmsg("missing fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
@@ -554,12 +558,16 @@ mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservati
 						   reservation->token, reservation->resource, action),
 				 errhint("Pass the current lease on \"%s\" to caio_nonce_mark(), with state 'released' to release the nonce.",
 						 reservation->resource)));
+	}
 	if (strcmp(lease->resource, reservation->resource) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the lease is on resource \"%s\", but nonce " INT64_FORMAT " was reserved under a lease on \"%s\"",
 						lease->resource, nonce, reservation->resource)));
 	if (lease->token < reservation->token)
+	{
+		caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, reservation->resource,
+							lease->token, reservation->token);
 		ereport(ERROR,
 				(errcode(ERRCODE_CAIO_FENCING),
 				 errmsg("stale fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
@@ -567,6 +575,7 @@ mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservati
 				 errdetail("The %s named token " INT64_FORMAT ", but the reservation was last written under token " INT64_FORMAT ".",
 						   action, lease->token, reservation->token),
 				 errhint("Acquire the resource again and retry under the new lease.")));
+	}
 }
 
 /*
@@ -605,6 +614,8 @@ nonce_move(const Wallet *wallet, int64 nonce, const Reservation *reservation,
 						   chain_count),
 				 errhint("Mark it mined, or dropped if that transaction was not yours.")));
 	mark_write(wallet, nonce, to, tx_hash, lease);
+	if (to == NONCE_RELEASED)
+		caio_count(CAIO_NONCES_RELEASED, 1);
 }
 
 Datum

@@ -95,21 +95,29 @@ caio_version_trigger(PG_FUNCTION_ARGS)
 	set_version = bms_is_member(attnum - FirstLowInvalidHeapAttributeNumber,
 								td->tg_updatedcols);
 
-	if (!has_new || old_version == PG_INT64_MAX || new_version != old_version + 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_CAIO_VERSION_CONFLICT),
-				 errmsg("version conflict on table \"%s\"",
-						RelationGetRelationName(td->tg_relation)),
-				 !set_version
-				 ? errdetail("The update did not set column \"%s\"; the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
-							 td->tg_trigger->tgargs[0], old_version, old_version + 1)
-				 : has_new
-				 ? errdetail("The update set version " INT64_FORMAT ", but the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
-							 new_version, old_version, old_version + 1)
-				 : errdetail("The update set version NULL, but the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
-							 old_version, old_version + 1),
-				 errhint("Re-read the row and retry the update with its new version."),
-				 errtable(td->tg_relation)));
+	if (has_new && old_version != PG_INT64_MAX && new_version == old_version + 1)
+	{
+		caio_count(CAIO_WRITES_ACCEPTED, 1);
+		return PointerGetDatum(td->tg_newtuple);
+	}
+
+	caio_refusal(ERRCODE_CAIO_VERSION_CONFLICT, td->tg_relation, NULL, "version",
+				 set_version && has_new ? psprintf(INT64_FORMAT, new_version) : NULL,
+				 psprintf(INT64_FORMAT, old_version));
+	ereport(ERROR,
+			(errcode(ERRCODE_CAIO_VERSION_CONFLICT),
+			 errmsg("version conflict on table \"%s\"",
+					RelationGetRelationName(td->tg_relation)),
+			 !set_version
+			 ? errdetail("The update did not set column \"%s\"; the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
+						 td->tg_trigger->tgargs[0], old_version, old_version + 1)
+			 : has_new
+			 ? errdetail("The update set version " INT64_FORMAT ", but the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
+						 new_version, old_version, old_version + 1)
+			 : errdetail("The update set version NULL, but the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
+						 old_version, old_version + 1),
+			 errhint("Re-read the row and retry the update with its new version."),
+			 errtable(td->tg_relation)));
 
 	return PointerGetDatum(td->tg_newtuple);
 }

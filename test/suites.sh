@@ -2,8 +2,8 @@
 # Runs every suite against the server that the PG* variables point at
 # (test/check.sh starts a throwaway one): pg_regress and isolation specs,
 # pgTAP through pg_prove, the pgbench stress runs with their invariant checks,
-# and the durability tests (crash, failover, dump and restore), which start
-# clusters of their own.
+# the durability tests (crash, failover, dump and restore) and the counters'
+# suite (shared_preload_libraries), which start clusters of their own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
@@ -35,5 +35,6 @@ for stress in lease fence nonce claims; do
 done
 
 test/durability/run.sh
+test/stats/run.sh
 
 echo "== all suites passed"

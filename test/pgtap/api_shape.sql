@@ -1,7 +1,7 @@
 -- The API's shape, as the contract in DESIGN.md names it: types, functions
 -- with their argument names, defaults and results, the view, and privileges.
 BEGIN;
-SELECT plan(93);
+SELECT plan(97);
 
 SELECT has_extension('caio', 'the extension is installed');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
@@ -119,6 +119,15 @@ SELECT volatility_is('caio_now', ARRAY[]::name[], 'volatile');
 -- The view
 SELECT has_view('caio_leases');
 SELECT columns_are('caio_leases', ARRAY['resource', 'holder', 'token', 'acquired_at', 'expires_at']);
+
+-- The counters (README, Observability)
+SELECT has_view('caio_stats');
+SELECT columns_are('caio_stats', ARRAY['leases_granted', 'leases_busy', 'leases_taken_over',
+    'leases_renewed', 'leases_renew_lost', 'leases_released', 'leases_release_lost',
+    'writes_accepted', 'refused_lk001', 'refused_lk002', 'refused_lk003',
+    'nonces_reserved', 'nonces_released', 'rows_claimed', 'stats_reset']);
+SELECT function_privs_are('caio_stats_reset', ARRAY[]::name[], 'public', ARRAY[]::text[]);
+SELECT table_privs_are('caio_stats', 'public', ARRAY[]::text[]);
 
 -- Every object is named caio_ and belongs to the extension.
 SELECT is((SELECT count(*)::int

@@ -1,0 +1,269 @@
+/*
+ * stats.c
+ *		What caio did, counted in shared memory, and what it refused, logged.
+ *
+ * The counters need shared memory, which an extension gets only when it is
+ * in shared_preload_libraries.  Without it every count is a no-op and the
+ * caio_stats view says why it has nothing to show; everything else works.
+ * Counters are kept per database (caio is installed per database) in a
+ * fixed number of slots; a slot whose database was dropped is reused.  A
+ * count is made when caio decides, whether or not the transaction commits:
+ * a refusal is an error, and the error rolls the transaction back.
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "funcapi.h"
+#include "miscadmin.h"
+#include "port/atomics.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "utils/syscache.h"
+#include "utils/timestamp.h"
+
+#include "caio.h"
+
+PG_FUNCTION_INFO_V1(caio_stats);
+PG_FUNCTION_INFO_V1(caio_stats_reset);
+
+/* Databases whose counters are kept at once. */
+#define STATS_DATABASES	64
+
+typedef struct StatsSlot
+{
+	Oid			dbid;			/* InvalidOid: free; changed under the lock */
+	pg_atomic_uint64 counters[CAIO_COUNTERS];
+	pg_atomic_uint64 reset_at;	/* a TimestampTz */
+} StatsSlot;
+
+typedef struct StatsShared
+{
+	LWLock	   *lock;			/* guards the slots' dbid */
+	StatsSlot	slots[STATS_DATABASES];
+} StatsShared;
+
+static StatsShared *stats_shared = NULL;
+
+/* This backend's slot, found on first use (a backend stays in one database). */
+static StatsSlot *my_slot = NULL;
+
+/* caio.log_refusals */
+static bool log_refusals = false;
+
+#if PG_VERSION_NUM >= 150000
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+#endif
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+
+static void
+stats_shmem_request(void)
+{
+#if PG_VERSION_NUM >= 150000
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+#endif
+	RequestAddinShmemSpace(MAXALIGN(sizeof(StatsShared)));
+	RequestNamedLWLockTranche("caio", 1);
+}
+
+static void
+stats_shmem_startup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	stats_shared = ShmemInitStruct("caio stats", sizeof(StatsShared), &found);
+	if (!found)
+	{
+		stats_shared->lock = &(GetNamedLWLockTranche("caio"))->lock;
+		for (int i = 0; i < STATS_DATABASES; i++)
+		{
+			stats_shared->slots[i].dbid = InvalidOid;
+			for (int c = 0; c < CAIO_COUNTERS; c++)
+				pg_atomic_init_u64(&stats_shared->slots[i].counters[c], 0);
+			pg_atomic_init_u64(&stats_shared->slots[i].reset_at, 0);
+		}
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+void
+caio_stats_init(void)
+{
+	DefineCustomBoolVariable("caio.log_refusals",
+							 "Logs every write, lease use or nonce change that caio refuses.",
+							 "Each refusal is logged with its SQLSTATE, the table, the resource, "
+							 "and the token (or version) named beside the newest one.",
+							 &log_refusals, false, PGC_SUSET, 0,
+							 NULL, NULL, NULL);
+
+	if (!process_shared_preload_libraries_in_progress)
+		return;
+#if PG_VERSION_NUM >= 150000
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = stats_shmem_request;
+#else
+	stats_shmem_request();
+#endif
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = stats_shmem_startup;
+}
+
+static void
+slot_clear(StatsSlot *slot)
+{
+	for (int c = 0; c < CAIO_COUNTERS; c++)
+		pg_atomic_write_u64(&slot->counters[c], 0);
+	pg_atomic_write_u64(&slot->reset_at, (uint64) GetCurrentTimestamp());
+}
+
+/* This database's slot, or NULL when all are taken by live databases. */
+static StatsSlot *
+slot_claim(void)
+{
+	StatsSlot  *free_slot = NULL;
+
+	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+	for (int i = 0; i < STATS_DATABASES; i++)
+	{
+		StatsSlot  *slot = &stats_shared->slots[i];
+
+		if (slot->dbid == MyDatabaseId)
+		{
+			LWLockRelease(stats_shared->lock);
+			return slot;
+		}
+		if (free_slot == NULL &&
+			(slot->dbid == InvalidOid ||
+			 !SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(slot->dbid))))
+			free_slot = slot;
+	}
+	if (free_slot != NULL)
+	{
+		free_slot->dbid = MyDatabaseId;
+		slot_clear(free_slot);
+	}
+	LWLockRelease(stats_shared->lock);
+	return free_slot;
+}
+
+static StatsSlot *
+slot_of_this_database(void)
+{
+	if (stats_shared == NULL || !OidIsValid(MyDatabaseId))
+		return NULL;
+	if (my_slot == NULL)
+		my_slot = slot_claim();
+	return my_slot;
+}
+
+void
+caio_count(CaioCounter counter, uint64 n)
+{
+	StatsSlot  *slot = slot_of_this_database();
+
+	if (slot != NULL)
+		pg_atomic_fetch_add_u64(&slot->counters[counter], (int64) n);
+}
+
+/*
+ * Count a refusal, and log it when caio.log_refusals is on.  The caller
+ * raises the error itself; this runs just before.  named and current are
+ * the token (or version) the write named and the resource's (or row's)
+ * current one, as text; NULL means none.
+ */
+void
+caio_refusal(int sqlstate, Relation rel, const char *resource,
+			 const char *what, const char *named, const char *current)
+{
+	if (sqlstate == ERRCODE_CAIO_FENCING)
+		caio_count(CAIO_REFUSED_LK001, 1);
+	else if (sqlstate == ERRCODE_CAIO_VERSION_CONFLICT)
+		caio_count(CAIO_REFUSED_LK002, 1);
+	else if (sqlstate == ERRCODE_CAIO_FENCING_MISSING)
+		caio_count(CAIO_REFUSED_LK003, 1);
+
+	if (!log_refusals)
+		return;
+	ereport(LOG,
+			(errmsg("caio refused %s: table %s, resource %s, %s named %s, current %s",
+					unpack_sql_state(sqlstate),
+					rel ? quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
+													 RelationGetRelationName(rel))
+					: "(none)",
+					resource ? quote_literal_cstr(resource) : "(none)",
+					what, named ? named : "none", current ? current : "none")));
+}
+
+/* caio_refusal for tokens, with 0 standing for "none". */
+void
+caio_refusal_tokens(int sqlstate, Relation rel, const char *resource,
+					int64 named, int64 current)
+{
+	caio_refusal(sqlstate, rel, resource, "token",
+				 named > 0 ? psprintf(INT64_FORMAT, named) : NULL,
+				 current > 0 ? psprintf(INT64_FORMAT, current) : NULL);
+}
+
+static void
+stats_require_shared_memory(void)
+{
+	if (stats_shared == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("caio's counters are not collected"),
+				 errdetail("The counters live in shared memory, which caio has only when it is loaded through shared_preload_libraries."),
+				 errhint("Add caio to shared_preload_libraries and restart the server; everything else in caio works without it.")));
+}
+
+Datum
+caio_stats(PG_FUNCTION_ARGS)
+{
+	TupleDesc	desc;
+	Datum		values[CAIO_COUNTERS + 1];
+	bool		nulls[CAIO_COUNTERS + 1] = {false};
+	StatsSlot  *slot;
+
+	stats_require_shared_memory();
+	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "caio_stats() must return a row");
+	if (desc->natts != CAIO_COUNTERS + 1)
+		elog(ERROR, "caio_stats() is declared with %d columns, the library has %d",
+			 desc->natts, CAIO_COUNTERS + 1);
+
+	slot = slot_of_this_database();
+	if (slot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("caio's counters are kept for %d databases at most, and this one has none",
+						STATS_DATABASES),
+				 errdetail("Every slot belongs to another database that exists.")));
+
+	for (int c = 0; c < CAIO_COUNTERS; c++)
+		values[c] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counters[c]));
+	values[CAIO_COUNTERS] =
+		TimestampTzGetDatum((TimestampTz) pg_atomic_read_u64(&slot->reset_at));
+
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
+}
+
+/* Granted to nobody: superusers, and roles they grant EXECUTE to, reset. */
+Datum
+caio_stats_reset(PG_FUNCTION_ARGS)
+{
+	StatsSlot  *slot;
+
+	stats_require_shared_memory();
+	slot = slot_of_this_database();
+	if (slot != NULL)
+		slot_clear(slot);
+	PG_RETURN_VOID();
+}

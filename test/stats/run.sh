@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The counters of caio_stats need caio in shared_preload_libraries, which the
+# test command's cluster does not have (every other suite proves caio works
+# without it).  This starts a second throwaway cluster that preloads caio and
+# runs the pg_regress suite test/stats/sql/stats_preloaded.sql in it.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+. test/durability/lib.sh
+
+echo "== counters (a cluster with shared_preload_libraries = 'caio')"
+dir=$(cluster_init stats "shared_preload_libraries = 'caio'")
+cluster_start "$dir"
+out=$DURABILITY_DIR/stats_out
+mkdir -p "$out"
+[ "$(id -u)" -eq 0 ] && chown postgres: "$out"
+if ! as_pg "$(/usr/lib/postgresql/15/bin/pg_config --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+        --inputdir=test/stats --outputdir="$out" --host="$dir.sock" --port="$PGPORT_FIXED" \
+        --user=postgres --dbname=contrib_regression --load-extension=caio stats_preloaded; then
+    cat "$out/regression.diffs"
+    # Kept where pg_regress would keep them: the directory goes on exit.
+    mkdir -p test/stats/results && cp "$out"/results/* test/stats/results/
+    exit 1
+fi
