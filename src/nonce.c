@@ -56,6 +56,17 @@ static const char *const nonce_state_names[] = {
  * ----------------------------------------------------------------
  */
 
+/*
+ * The wallet's lock.  Reserve, release and mark share it: reservers queue
+ * on the wallet row's lock alone, taken in the statement that bumps the
+ * counter, so a hot wallet is held only from there to commit, and a
+ * released nonce is claimed with a recheck of its state.  Sync takes it
+ * alone, since it reads every reservation to move the counter; so do
+ * reservers under REPEATABLE READ (see caio_nonce_reserve).
+ */
+#define WALLET_SHARED	RowExclusiveLock
+#define WALLET_ALONE	ExclusiveLock
+
 static const Oid wallet_args[] = {INT8OID, TEXTOID};
 static CaioPlan wallet_insert_plan = CAIO_PLAN(
 	"INSERT INTO @extschema@.caio_nonce_wallet (chain_id, address)"
@@ -69,7 +80,8 @@ static CaioPlan claim_released_plan = CAIO_PLAN(
 	"       tx_hash = NULL, tx_hashes = NULL, reserved_at = $7, updated_at = $7"
 	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
 	"   AND address OPERATOR(pg_catalog.=) $2"
-	"   AND nonce OPERATOR(pg_catalog.=) $3", claim_args);
+	"   AND nonce OPERATOR(pg_catalog.=) $3"
+	"   AND state OPERATOR(pg_catalog.=) 'released'", claim_args);
 
 /*
  * Take the wallet's next nonce: bump the counter and insert the reservation
@@ -371,6 +383,34 @@ nonce_commit_durably(void)
 		ForceSyncCommit();
 }
 
+/*
+ * Bump the counter and take the nonce it was at, given the values of
+ * claim_released_plan (whose nonce is left out).  The counter read before,
+ * next_nonce, may lag behind reservers in flight, whose rows we cannot see;
+ * it only decides whether rows above the counter (left by a sync that moved
+ * it down) need the ON CONFLICT plan.
+ */
+static int64
+reserve_next(const Wallet *wallet, int64 next_nonce, const Datum *values,
+			 const char *nulls)
+{
+	Datum		next_values[6] = {values[0], values[1], values[3],
+	values[4], values[5], values[6]};
+	char		next_nulls[6] = {nulls[0], nulls[1], nulls[3],
+	nulls[4], nulls[5], nulls[6]};
+	char	   *state;
+	int64		nonce;
+	bool		isnull;
+	CaioPlan   *plan = &claim_next_plan;
+
+	if (reservation_from(wallet, caio_catalog()->nonce_reservation_pkey,
+						 next_nonce, &nonce, &state))
+		plan = &claim_next_over_plan;
+	while (caio_spi_run(plan, next_values, next_nulls, false) == 0)
+		CHECK_FOR_INTERRUPTS();
+	return DatumGetInt64(caio_spi_value(0, 1, &isnull));
+}
+
 Datum
 caio_nonce_reserve(PG_FUNCTION_ARGS)
 {
@@ -384,7 +424,6 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 	int64		nonce;
 	Datum		values[7];
 	char		nulls[7] = "       ";
-	bool		isnull;
 
 	wallet_from_args(fcinfo, &wallet);
 	if (under_lease)
@@ -395,8 +434,13 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 
 	nonce_commit_durably();
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
-	wallet_read(&wallet, &chain_count, &next_nonce);
+	/*
+	 * Under REPEATABLE READ a reserver that queued on the wallet row would
+	 * fail to serialize when it got it, so there reservers queue on the
+	 * wallet's lock instead, and then update the newest row.
+	 */
+	caio_wallet_lock(wallet.chain_id, wallet.address,
+					 IsolationUsesXactSnapshot() ? WALLET_ALONE : WALLET_SHARED);
 
 	wallet_values(&wallet, values);
 	if (under_lease)
@@ -409,28 +453,18 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 		nulls[3] = nulls[4] = nulls[5] = 'n';
 	values[6] = TimestampTzGetDatum(caio_clock_now(NULL));
 
-	if (released_lowest(&wallet, chain_count, next_nonce, &nonce))
+	for (;;)
 	{
+		wallet_read(&wallet, &chain_count, &next_nonce);
+		if (!released_lowest(&wallet, chain_count, next_nonce, &nonce))
+		{
+			nonce = reserve_next(&wallet, next_nonce, values, nulls);
+			break;
+		}
+		/* Another reserver can take the same released nonce first. */
 		values[2] = Int64GetDatum(nonce);
-		caio_spi_run(&claim_released_plan, values, nulls, false);
-	}
-	else
-	{
-		/* The claim_next plans take their arguments without the nonce. */
-		Datum		next_values[6] = {values[0], values[1], values[3],
-		values[4], values[5], values[6]};
-		char		next_nulls[6] = {nulls[0], nulls[1], nulls[3],
-		nulls[4], nulls[5], nulls[6]};
-		char	   *state;
-		CaioPlan   *plan = &claim_next_plan;
-
-		/* Rows at or above the counter exist only after a sync moved it down. */
-		if (reservation_from(&wallet, caio_catalog()->nonce_reservation_pkey,
-							 next_nonce, &nonce, &state))
-			plan = &claim_next_over_plan;
-		while (caio_spi_run(plan, next_values, next_nulls, false) == 0)
-			CHECK_FOR_INTERRUPTS();
-		nonce = DatumGetInt64(caio_spi_value(0, 1, &isnull));
+		if (caio_spi_run(&claim_released_plan, values, nulls, false) > 0)
+			break;
 	}
 	caio_spi_end(&spi);
 
@@ -644,7 +678,7 @@ caio_nonce_mark(PG_FUNCTION_ARGS)
 	}
 
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
+	caio_wallet_lock(wallet.chain_id, wallet.address, WALLET_SHARED);
 	if (!reservation_lock(&wallet, nonce, &reservation))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -676,7 +710,7 @@ caio_nonce_release(PG_FUNCTION_ARGS)
 	nonce = arg_count(fcinfo, 2, "nonce");
 
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
+	caio_wallet_lock(wallet.chain_id, wallet.address, WALLET_SHARED);
 	if (reservation_lock(&wallet, nonce, &reservation) &&
 		reservation.state != NONCE_RELEASED)
 	{
@@ -719,7 +753,7 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 	count = arg_count(fcinfo, 2, "chain_count");
 
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, ExclusiveLock);
+	caio_wallet_lock(wallet.chain_id, wallet.address, WALLET_ALONE);
 	wallet_read(&wallet, &old_count, &next_nonce);
 	now = caio_clock_now(NULL);
 
