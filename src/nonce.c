@@ -17,6 +17,8 @@
 
 #include "access/stratnum.h"
 #include "access/xact.h"
+#include "access/xlog.h"
+#include "utils/resowner.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -359,6 +361,31 @@ released_lowest(const Wallet *wallet, int64 from, int64 below, int64 *nonce)
 /* caio.nonce_synchronous_commit */
 static bool nonce_synchronous_commit = true;
 
+/* Whether this transaction reserved a nonce and must flush its commit. */
+static bool nonce_flush_at_commit = false;
+
+/*
+ * A reservation that a crash loses after its commit returned would hand the
+ * same nonce out again, so a transaction that reserves one has its commit
+ * on disk before the client hears of it, even where synchronous_commit is
+ * off.  Where it is off, the flush waits until the transaction's locks are
+ * gone (PostgreSQL's ForceSyncCommit would flush while the wallet row is
+ * still locked): the next reserver of a hot wallet goes on meanwhile, and
+ * concurrent flushes are written together.  That reserver reads a counter
+ * that is not yet on disk, but its own flush, later in the same WAL, covers
+ * it.  A function's own SET synchronous_commit cannot undo this.
+ */
+static void
+nonce_flush_callback(ResourceReleasePhase phase, bool isCommit, bool isTopLevel,
+					 void *arg pg_attribute_unused())
+{
+	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || !isTopLevel)
+		return;
+	if (isCommit && nonce_flush_at_commit && !XLogRecPtrIsInvalid(XactLastCommitEnd))
+		XLogFlush(XactLastCommitEnd);
+	nonce_flush_at_commit = false;
+}
+
 void
 caio_nonce_init(void)
 {
@@ -368,19 +395,14 @@ caio_nonce_init(void)
 							 "under synchronous_commit = off, so that a crash cannot lose a nonce that was handed out.",
 							 &nonce_synchronous_commit, true, PGC_SUSET, 0,
 							 NULL, NULL, NULL);
+	RegisterResourceReleaseCallback(nonce_flush_callback, NULL);
 }
 
-/*
- * A reservation that a crash loses after its commit returned would hand the
- * same nonce out again, so a transaction that reserves one flushes its
- * commit to disk even where synchronous_commit is off.  ForceSyncCommit,
- * unlike a SET LOCAL, cannot be undone by a function's own SET clause.
- */
 static void
 nonce_commit_durably(void)
 {
 	if (nonce_synchronous_commit)
-		ForceSyncCommit();
+		nonce_flush_at_commit = true;
 }
 
 /*
