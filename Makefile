@@ -47,6 +47,14 @@ include $(PGXS)
 
 all: META.json
 
+# caio_tap, the companion extension of pgTAP checks in tap/, is built,
+# installed and cleaned along with caio.
+TAP_GOALS = all install uninstall clean
+.PHONY: $(addprefix tap-,$(TAP_GOALS))
+$(foreach goal,$(TAP_GOALS),$(eval $(goal): tap-$(goal)))
+$(addprefix tap-,$(TAP_GOALS)):
+	$(MAKE) -C tap PG_CONFIG=$(PG_CONFIG) $(@:tap-%=%)
+
 # Every C file includes the shared header.
 $(OBJS): src/caio.h
 

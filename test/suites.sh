@@ -28,6 +28,9 @@ echo "== pgTAP suites"
 fresh_db caio_tap pgtap caio
 pg_prove -d caio_tap test/pgtap/*.sql
 
+echo "== caio_tap: its pgTAP checks on kept and broken tables"
+test/tap_contract/run.sh
+
 for stress in lease fence nonce claims; do
     echo "== $stress stress (pgbench)"
     fresh_db caio_stress caio

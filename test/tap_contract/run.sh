@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# caio_tap against tables that keep caio's contract and tables that do not:
+# installs caio_tap, makes a fresh database with pgtap, caio and caio_tap
+# and the tables of setup.sql, then runs pg_prove on good.sql, which must
+# pass, and on broken.sql, which must fail with the diagnostics below.  At
+# the end, from a session of its own, checks that the stories left nothing
+# behind.  Runs against the server the PG* variables name (test/suites.sh
+# runs it inside pg_virtualenv); installing needs root.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+here=test/tap_contract
+db=caio_tap_contract
+
+make -s -C tap PG_CONFIG="$PG_CONFIG" install >/dev/null
+
+PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 -d postgres \
+    -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
+for extension in pgtap caio caio_tap; do
+    psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION $extension"
+done
+psql -X -q -v ON_ERROR_STOP=1 -d "$db" -f "$here/setup.sql" >/dev/null
+
+echo "== caio_tap on tables that keep the contract (must pass)"
+pg_prove -d "$db" "$here/good.sql"
+
+echo "== caio_tap on broken tables (must fail)"
+if out=$(pg_prove -d "$db" "$here/broken.sql" 2>&1); then
+    echo "$out"
+    echo "broken.sql passed: caio_tap did not notice the broken tables"
+    exit 1
+fi
+echo "$out"
+# One diagnostic for each way of breaking a table.
+for diagnostic in \
+    "transfers_unprotected has no trigger calling caio's caio_fence_trigger(): caio_protect was never run on it, or its trigger was dropped." \
+    "A's stale UPDATE (token" \
+    "was accepted: transfers_unprotected is not fenced: is caio's trigger on it installed and enabled (caio_protect)?" \
+    "caio's trigger caio_fence on transfers_disabled is disabled" \
+    "was accepted: transfers_disabled is not fenced" \
+    "caio's trigger caio_fence on transfers_renamed names column wallet, which the table no longer has" \
+    "overwrote the first (a lost update): payments_unversioned does not check versions" \
+    "table \"operations_disabled\" is not claimable"
+do
+    if ! grep -qF -- "$diagnostic" <<<"$out"; then
+        echo "broken.sql failed, but without the diagnostic: $diagnostic"
+        exit 1
+    fi
+done
+# Every stale write in broken.sql must fail its test; count them.
+stale=$(grep -cE "^# +Failed test [0-9]+: \"[^\"]*: A's stale (UPDATE|DELETE|INSERT)" <<<"$out" || true)
+if [ "$stale" -ne 12 ]; then
+    echo "expected 12 failed stale-write tests in broken.sql, found $stale"
+    exit 1
+fi
+echo "== broken.sql failed as it must, with the diagnostics above"
+
+before=$(psql -X -At -d "$db" -c "SELECT digest FROM contract_before")
+after=$(psql -X -At -d "$db" -c "SELECT contract_state()")
+if [ "$before" != "$after" ]; then
+    echo "the stories left something behind: state $before before, $after after"
+    exit 1
+fi
+echo "== nothing left behind: rows, leases and test clock as before (digest $after)"
