@@ -83,7 +83,6 @@ SELECT token FROM caio_use(ROW('send:0xfee', 'worker-a', 3001, NULL, NULL)::caio
 RELEASE SAVEPOINT s;
 UPDATE transfers SET state = 'signed' WHERE id = 1 RETURNING id, state, fence_token;
 COMMIT;
-
 -- A lease that expired but was not taken over still fences: its token is
 -- still the newest, so worker-a's writes land.
 SELECT caio_clock_advance('31 seconds');
@@ -195,5 +194,18 @@ UPDATE jobs SET done = false, claim_token = 3005;
 SELECT count(*) AS caio_triggers FROM pg_trigger WHERE tgrelid = 'jobs'::regclass AND tgname = 'caio_fence';
 DROP TRIGGER caio_fence ON jobs;
 UPDATE jobs SET done = false;
+
+-- A savepoint that takes the resource over and names the new lease, then
+-- rolls back, brings back the lease the transaction named before it.
+SELECT token AS sp_token FROM caio_acquire('send:0xsp', 'worker-a', '30 seconds') \gset
+BEGIN;
+SELECT token = :sp_token AS named FROM caio_use(ROW('send:0xsp', 'worker-a', :sp_token, NULL, NULL)::caio_lease);
+SAVEPOINT s;
+SELECT caio_clock_advance('31 seconds') IS NOT NULL AS paused;
+SELECT holder FROM caio_use(caio_acquire('send:0xsp', 'worker-b', '30 seconds'));
+ROLLBACK TO SAVEPOINT s;
+INSERT INTO transfers (id, wallet, amount) VALUES (99, '0xsp', 1)
+RETURNING id, fence_token = :sp_token AS under_first_lease;
+ROLLBACK;
 
 SELECT caio_clock_reset() IS NOT NULL AS reset;

@@ -61,28 +61,39 @@ static UsedLease *used_leases = NULL;
 static int	used_count = 0;
 static int	used_size = 0;
 
+/* Entries stay in the order they were named: a later one shadows an earlier. */
 static void
 forget_used(int i)
 {
 	pfree(used_leases[i].resource);
-	used_leases[i] = used_leases[--used_count];
+	memmove(&used_leases[i], &used_leases[i + 1],
+			(used_count - i - 1) * sizeof(UsedLease));
+	used_count--;
 }
 
 static UsedLease *
 used_lease_for(const char *resource)
 {
-	for (int i = 0; i < used_count; i++)
+	for (int i = used_count - 1; i >= 0; i--)
 		if (strcmp(used_leases[i].resource, resource) == 0)
 			return &used_leases[i];
 	return NULL;
 }
 
+/*
+ * A subtransaction that names another token for a resource shadows the
+ * outer level's entry instead of replacing it, so that rolling the
+ * subtransaction back brings the outer one back.
+ */
 static void
 remember_used(const char *resource, int64 token)
 {
 	UsedLease  *used = used_lease_for(resource);
+	SubTransactionId subxid = GetCurrentSubTransactionId();
 
-	if (used == NULL)
+	if (used != NULL && used->token == token)
+		return;					/* named already, maybe in an outer level */
+	if (used == NULL || used->subxid != subxid)
 	{
 		if (used_count == used_size)
 		{
@@ -93,11 +104,9 @@ remember_used(const char *resource, int64 token)
 		}
 		used = &used_leases[used_count++];
 		used->resource = MemoryContextStrdup(TopMemoryContext, resource);
+		used->subxid = subxid;
 	}
-	else if (used->token == token)
-		return;					/* named already, maybe in an outer level */
 	used->token = token;
-	used->subxid = GetCurrentSubTransactionId();
 }
 
 /* caio_use lasts until the transaction ends: its lock does too. */

@@ -25,8 +25,8 @@ if ! make -s PG_CONFIG="$PG_CONFIG" installcheck; then
 fi
 
 echo "== pgTAP suites"
-fresh_db caio_tap pgtap caio
-pg_prove -d caio_tap test/pgtap/*.sql
+fresh_db caio_pgtap pgtap caio
+pg_prove -d caio_pgtap test/pgtap/*.sql
 
 echo "== caio_tap: its pgTAP checks on kept and broken tables"
 test/tap_contract/run.sh
