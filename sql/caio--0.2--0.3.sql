@@ -1,7 +1,8 @@
 -- caio 0.2 to 0.3: counters in shared memory (with caio in
--- shared_preload_libraries), read through the view caio_stats; the nonce
--- tables lose their CHECK constraints, which cost a tenth of a reservation
--- (caio's C code checks every value it writes there; see sql/caio.sql).
+-- shared_preload_libraries), read through the view caio_stats; the lease
+-- and nonce tables lose their CHECK constraints, which cost a tenth of a
+-- renew or a reservation (caio's C code checks every value it writes
+-- there; see sql/caio.sql).
 
 \echo Use "ALTER EXTENSION caio UPDATE TO '0.3'" to load this file. \quit
 
@@ -49,3 +50,7 @@ ALTER TABLE caio_nonce_reservation
     DROP CONSTRAINT caio_nonce_reservation_nonce_check,
     DROP CONSTRAINT caio_nonce_reservation_state_check,
     DROP CONSTRAINT caio_nonce_reservation_tx_hash_check;
+ALTER TABLE caio_lease_state
+    DROP CONSTRAINT caio_lease_state_resource_check,
+    DROP CONSTRAINT caio_lease_state_holder_check,
+    DROP CONSTRAINT caio_lease_state_token_check;

@@ -42,14 +42,16 @@ SELECT s.system_identifier, d.oid, c.timeline_id, 0, pg_catalog.clock_timestamp(
 -- One row per resource ever leased.  A released or expired lease keeps its row:
 -- the row holds the newest token of the resource, which is what fencing checks.
 -- Resources compare byte for byte (COLLATE "C"), as their lock tags do,
--- whatever collation the database uses.
+-- whatever collation the database uses.  Like the nonce tables below, it
+-- carries no CHECK constraints: every statement that writes a table with
+-- CHECKs rebuilds their expressions (a tenth of a renew), and only caio's C
+-- code writes its rows, with resource and holder of 1 to 255 bytes and
+-- tokens above 0.
 CREATE TABLE caio_lease_state (
-    resource     text        COLLATE "C" PRIMARY KEY
-                             CHECK (octet_length(resource) BETWEEN 1 AND 255),
-    holder       text        NOT NULL
-                             CHECK (octet_length(holder) BETWEEN 1 AND 255),
+    resource     text        COLLATE "C" PRIMARY KEY,
+    holder       text        NOT NULL,
     holder_role  regrole     NOT NULL,
-    token        bigint      NOT NULL CHECK (token > 0),
+    token        bigint      NOT NULL,
     acquired_at  timestamptz NOT NULL,
     expires_at   timestamptz NOT NULL,
     released_at  timestamptz
@@ -64,12 +66,10 @@ CREATE TABLE caio_clock (
 
 -- One row per EVM wallet (chain, address): the hot row of nonce reservation.
 -- Only next_nonce changes on a reservation, and it is in no index, so with
--- room on the page the update is HOT.  The two nonce tables carry no CHECK
--- constraints: every statement that writes a table with CHECKs rebuilds
--- their expressions, a tenth of a reservation's time, and only caio's C
--- code writes these rows, with values it has checked (chain_id > 0, counts
--- and nonces >= 0, a state from the list below, a tx hash of 0x and 64
--- lowercase hex digits).
+-- room on the page the update is HOT.  No CHECK constraints, as for
+-- caio_lease_state: only caio's C code writes these rows, with values it
+-- has checked (chain_id > 0, counts and nonces >= 0, a state from the list
+-- below, a tx hash of 0x and 64 lowercase hex digits).
 CREATE TABLE caio_nonce_wallet (
     chain_id     bigint      NOT NULL,
     address      text        COLLATE "C" NOT NULL,  -- parsed and lowercased in C
