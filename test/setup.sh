@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PACKAGES="make gcc postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
-          libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl"
+          libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl pgbouncer"
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 

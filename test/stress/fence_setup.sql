@@ -3,15 +3,18 @@
 -- resource's exclusive lock) and every write that lands (logged by an AFTER
 -- trigger, under its shared lock) draws from one sequence, so for each
 -- resource stress_events.seq is the order in which grants and writes
--- really happened.
+-- really happened.  backend_pid is the server process that logged the event
+-- (under PgBouncer, the proof that a lease's grant and its writes ran on
+-- different server connections: test/pgbouncer/run.sh).
 SELECT caio_clock_reset();
 CREATE SEQUENCE stress_order;
 CREATE TABLE stress_events (
-    seq      bigint PRIMARY KEY DEFAULT nextval('stress_order'),
-    kind     text NOT NULL,     -- grant, INSERT, UPDATE, DELETE, refused
-    resource text NOT NULL,
-    row_id   int,
-    token    bigint
+    seq         bigint PRIMARY KEY DEFAULT nextval('stress_order'),
+    kind        text NOT NULL,     -- grant, INSERT, UPDATE, DELETE, refused
+    resource    text NOT NULL,
+    row_id      int,
+    token       bigint,
+    backend_pid int NOT NULL DEFAULT pg_backend_pid()
 );
 CREATE SEQUENCE stress_account_ids START 100;
 CREATE TABLE stress_accounts (

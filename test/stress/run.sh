@@ -13,14 +13,18 @@
 #                  finish under a superseded token lands.
 # Each NAME has NAME_setup.sql, NAME.pgbench and NAME_check.sql beside this
 # script.  STRESS_SECONDS (default 8) sets the length.  Needs a fresh
-# database with caio, named by the PG* variables.
+# database with caio, named by the PG* variables.  Further arguments go to
+# pgbench alone (setup and check always connect as the PG* variables say):
+# test/pgbouncer/run.sh passes `-M extended -h DIR -p PORT` to send the load
+# through PgBouncer.
 set -euo pipefail
 here=$(dirname "$0")
-name=${1:?usage: run.sh lease|fence|nonce|claims}
+name=${1:?usage: run.sh lease|fence|nonce|claims [pgbench option...]}
+shift
 seconds=${STRESS_SECONDS:-8}
 
 psql -X -q -v ON_ERROR_STOP=1 -f "$here/${name}_setup.sql" >/dev/null
-out=$(pgbench -n -c 8 -j 2 -T "$seconds" -f "$here/$name.pgbench" 2>&1) || {
+out=$(pgbench -n -c 8 -j 2 -T "$seconds" -f "$here/$name.pgbench" "$@" 2>&1) || {
     echo "$out"; echo "pgbench failed"; exit 1; }
 echo "$out" | grep -E "^(number of (transactions actually processed|failed transactions)|tps)"
 if ! echo "$out" | grep -q "number of failed transactions: 0 "; then
