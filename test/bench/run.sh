@@ -268,8 +268,8 @@ GNUPLOT
 gnuplot "$work/chart.gp"
 
 # Health under churn, in a database of its own so that its tables hold the
-# churn alone: a first tenth of the cycles and reservations, then the rest,
-# with a snapshot of caio's tables before, between and after.  The lease
+# churn alone: the cycles and reservations in five steps, with a snapshot of
+# caio's tables before and after each step.  The lease
 # churn and the nonce churn run side by side, each with its own clients.
 # The reservations commit asynchronously (caio.nonce_synchronous_commit =
 # off): the commit mode changes nothing in the tables, and a durable
@@ -315,11 +315,12 @@ settle() {
 say
 say "== Health under churn: $churn acquire/release cycles over 1000 resources ($per_client_resources per client),"
 say "   beside $churn nonce reservations over 1000 wallets (caio.nonce_synchronous_commit = off);"
-say "   $churn_clients clients each, autovacuum on; snapshots after a tenth and after the whole"
+say "   $churn_clients clients each, autovacuum on; snapshots after 10, 25, 50, 75 and 100 % of it"
 churn_started=$(date +%s)
-cycles=0; reservations=0; step=0
-for n in $(( churn / 10 )) $(( churn - churn / 10 )); do
+cycles=0; reservations=0; step=0; previous=0
+for pct in 10 25 50 75 100; do
     step=$(( step + 1 ))
+    n=$(( churn * pct / 100 - churn * previous / 100 )); previous=$pct
     rm -f "$work"/*.done
     churn_run churn_lease "$n" - & lease_pid=$!
     churn_run churn_nonce "$n" caio.nonce_synchronous_commit=off & nonce_pid=$!
@@ -328,7 +329,7 @@ for n in $(( churn / 10 )) $(( churn - churn / 10 )); do
     cycles=$(( cycles + $(cat "$work/churn_lease.done") ))
     reservations=$(( reservations + $(cat "$work/churn_nonce.done") ))
     settle
-    q -d "$churn_db" -c "SELECT churn_snap($step, $cycles, $reservations)" >/dev/null
+    q -d "$churn_db" -c "SELECT churn_snap($step, $pct, $cycles, $reservations)" >/dev/null
 done
 say "   (churn: $(( $(date +%s) - churn_started )) s)"
 say
