@@ -74,3 +74,13 @@ isolation-db:
 	psql -X -q -v ON_ERROR_STOP=1 -d $(ISOLATION_TESTDB) \
 	  -c 'CREATE EXTENSION caio' -f test/isolation/see_caio_waits.sql
 
+
+# The benchmark (test/bench/run.sh, see README "Benchmark"): sets up, builds
+# and installs caio, and runs every workload beside its baselines in a
+# throwaway cluster, then the churn.  bench-smoke: every workload for 1 s,
+# one round, a churn of 20000, to show that the command works end to end.
+.PHONY: bench bench-smoke
+bench:
+	test/bench/run.sh
+bench-smoke:
+	BENCH_SMOKE=1 test/bench/run.sh

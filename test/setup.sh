@@ -3,12 +3,19 @@
 # needs (apt-get update once, only when something is missing), builds with
 # -Wall -Wextra -Werror, and installs the extension into PostgreSQL 15.
 # Run as root, or as a user who may sudo.
+#   test/setup.sh [--no-build] [package ...]
+# Extra Debian packages named on the command line are installed with caio's
+# own, by the same single apt-get update (the benchmark adds gnuplot-nox).
+# --no-build installs the packages only and leaves the installed caio as it is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+build=1
+if [ "${1:-}" = "--no-build" ]; then build=0; shift; fi
+
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PACKAGES="make gcc postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
-          libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl pgbouncer"
+          libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl pgbouncer $*"
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -24,6 +31,7 @@ if [ -n "$missing" ]; then
         apt-get install -y -qq --no-install-recommends $missing >/dev/null
 fi
 
+[ "$build" -eq 1 ] || exit 0
 echo "== building caio"
 make -s PG_CONFIG="$PG_CONFIG"
 as_root make -s PG_CONFIG="$PG_CONFIG" install >/dev/null

@@ -33,7 +33,23 @@ CREATE INDEX ON bench_claims_plain (id) WHERE state = 'pending';
 VACUUM ANALYZE bench_claims, bench_claims_plain;
 
 -- One long lease per wallet; wallet i's token is token_base + i.
-SELECT min(token) - 1 AS token_base
-  FROM (SELECT (caio_acquire('bench:w' || i, 'bench', '1 day')).token
-          FROM generate_series(1, 1000) i) l \gset
-\echo :token_base
+CREATE TEMP TABLE wallet_leases AS
+SELECT i, (caio_acquire('bench:w' || i, 'bench', '1 day')).token FROM generate_series(1, 1000) i;
+-- Renew: pgbench's client c (from 0; at most max_connections) holds the lease
+-- on 'renew:' || c for a day, with token renew_base + c + 1; the plain
+-- baseline holds the same lock rows in bench_locks.
+CREATE TEMP TABLE renew_leases AS
+SELECT c, (caio_acquire('renew:' || c, 'client-' || c, '1 day')).token FROM generate_series(0, 99) c;
+INSERT INTO bench_locks (resource, holder, token, expires_at)
+SELECT 'renew:' || c, 'client-' || c, token, clock_timestamp() + '1 day' FROM renew_leases;
+-- The scripts compute each token from its base: they must be consecutive.
+DO $$
+BEGIN
+    IF (SELECT count(DISTINCT token - i) FROM wallet_leases) <> 1
+       OR (SELECT count(DISTINCT token - c) FROM renew_leases) <> 1 THEN
+        RAISE EXCEPTION 'the benchmark''s leases did not get consecutive tokens';
+    END IF;
+END $$;
+SELECT (SELECT min(token) - 1 FROM wallet_leases) AS token_base,
+       (SELECT min(token) - 1 FROM renew_leases) AS renew_base \gset
+\echo :token_base :renew_base
