@@ -419,6 +419,35 @@ claim_plans_free_slot(void)
 }
 
 /*
+ * The statement that gives picked rows their claims: $1 holder, $2 expiry,
+ * and three arrays, the picked rows' table OIDs, TIDs and new tokens.  An
+ * ordinary table has one OID, and its rows are found with one TID scan of
+ * the whole array (a join would rescan the table's TIDs row by row, asking
+ * the file system for the table's size each time); the rows of a
+ * partitioned table are matched on (tableoid, ctid), since TIDs repeat
+ * across partitions.
+ */
+static char *
+claim_take_sql(Relation rel, const char *table_sql)
+{
+	if (rel->rd_rel->relkind == RELKIND_RELATION)
+		return psprintf("UPDATE ONLY %s AS caio_claimed"
+						"   SET claim_holder = $1, claim_expires_at = $2,"
+						"       claim_token = ($5)[pg_catalog.array_position($4, caio_claimed.ctid)]"
+						" WHERE caio_claimed.ctid OPERATOR(pg_catalog.=) ANY ($4)"
+						" RETURNING caio_claimed.*", table_sql);
+	return psprintf("UPDATE %s AS caio_claimed"
+					"   SET claim_holder = $1, claim_token = caio_picked.token,"
+					"       claim_expires_at = $2"
+					"  FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4),"
+					"                 pg_catalog.unnest($5))"
+					"       AS caio_picked(reloid, tid, token)"
+					" WHERE caio_claimed.tableoid OPERATOR(pg_catalog.=) caio_picked.reloid"
+					"   AND caio_claimed.ctid OPERATOR(pg_catalog.=) caio_picked.tid"
+					" RETURNING caio_claimed.*", table_sql);
+}
+
+/*
  * The plans for a table and filter.  Both are prepared before either is
  * kept, so that a filter that fails to prepare leaves the cache as it was.
  * An ordinary table is read with ONLY: its trigger does not guard rows of
@@ -451,16 +480,7 @@ claim_plans_for(Relation rel, const char *filter)
 								  " LIMIT $2 FOR UPDATE SKIP LOCKED",
 								  only, table_sql, filter ? filter : "true"),
 						 2, pick_args);
-	take = claim_prepare(psprintf("UPDATE %s%s AS caio_claimed"
-								  "   SET claim_holder = $1, claim_token = caio_picked.token,"
-								  "       claim_expires_at = $2"
-								  "  FROM ROWS FROM (pg_catalog.unnest($3), pg_catalog.unnest($4),"
-								  "                 pg_catalog.unnest($5))"
-								  "       AS caio_picked(reloid, tid, token)"
-								  " WHERE caio_claimed.tableoid OPERATOR(pg_catalog.=) caio_picked.reloid"
-								  "   AND caio_claimed.ctid OPERATOR(pg_catalog.=) caio_picked.tid"
-								  " RETURNING caio_claimed.*", only, table_sql),
-						 5, take_args);
+	take = claim_prepare(claim_take_sql(rel, table_sql), 5, take_args);
 
 	slot = claim_plans_free_slot();
 	if (slot == NULL)
