@@ -161,7 +161,22 @@ SELECT id, claim_holder FROM caio_claim(NULL::batches, 'worker-a', '30 seconds',
 SELECT * FROM item_claims ORDER BY item;
 SELECT count(*) AS items_with_tokens FROM batch_items WHERE claim_token IS NOT NULL;
 
+-- A large claim is taken in chunks (of 64 rows): every row gets its own
+-- token, and each row's token is the one its worker can finish it with.
+CREATE TABLE bulk_jobs (id int PRIMARY KEY, done boolean NOT NULL DEFAULT false);
+SELECT caio_claimable('bulk_jobs');
+INSERT INTO bulk_jobs (id) SELECT generate_series(1, 300);
+CREATE TEMP TABLE bulk_claims AS
+SELECT id, claim_token FROM caio_claim(NULL::bulk_jobs, 'worker-bulk', '30 seconds', 200);
+SELECT count(*) AS claimed, count(DISTINCT c.claim_token) AS distinct_tokens,
+       bool_and(j.claim_token = c.claim_token) AS rows_hold_their_tokens
+  FROM bulk_claims c JOIN bulk_jobs j USING (id);
+UPDATE bulk_jobs j SET done = true, claim_token = c.claim_token
+  FROM bulk_claims c WHERE j.id = c.id;
+SELECT count(*) FILTER (WHERE done) AS finished, count(*) FILTER (WHERE claim_holder IS NULL) AS unclaimed
+  FROM bulk_jobs;
+
 DROP TABLE operations, regional_jobs, odd_jobs, parent_jobs, child_jobs,
-    batches, batch_items, item_claims;
+    batches, batch_items, item_claims, bulk_jobs;
 DROP FUNCTION claim_items_of_batch();
 SELECT caio_clock_reset() IS NOT NULL AS reset;

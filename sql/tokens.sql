@@ -51,5 +51,12 @@ ALTER SEQUENCE caio_token_seq CACHE 10;
 SELECT token FROM caio_acquire('tokens:cached', 'worker-a', '1 minute');
 \echo :LAST_ERROR_SQLSTATE
 ALTER SEQUENCE caio_token_seq CACHE 1;
+-- So is one that could hand out tokens of 0 or below (0 reads as "never
+-- claimed", and caio's tables carry no CHECK on tokens).
+ALTER SEQUENCE caio_token_seq MINVALUE -10;
+\c -
+SELECT token FROM caio_acquire('tokens:cached', 'worker-a', '1 minute');
+\echo :LAST_ERROR_SQLSTATE
+ALTER SEQUENCE caio_token_seq MINVALUE 1;
 \c -
 SELECT token >> 47 AS epoch FROM caio_acquire('tokens:cached', 'worker-a', '1 minute');

@@ -46,12 +46,25 @@
 
 /*
  * The wait event of a session waiting for a lease: named "CaioLease" from
- * PostgreSQL 17 on, the generic "Extension" before (no way to name one).
+ * PostgreSQL 17 on (looked up in shared memory once per session), the
+ * generic "Extension" before, which has no way to name one.
  */
 #if PG_VERSION_NUM >= 170000
-#define CAIO_LEASE_WAIT_EVENT() WaitEventExtensionNew("CaioLease")
+static inline uint32
+caio_lease_wait_event(void)
+{
+	static uint32 event = 0;
+
+	if (event == 0)
+		event = WaitEventExtensionNew("CaioLease");
+	return event;
+}
 #else
-#define CAIO_LEASE_WAIT_EVENT() PG_WAIT_EXTENSION
+static inline uint32
+caio_lease_wait_event(void)
+{
+	return PG_WAIT_EXTENSION;
+}
 #endif
 
 /* Settings named caio.* that caio does not define are refused. */
@@ -251,8 +264,8 @@ extern void caio_stats_init(void);
 extern void caio_count(CaioCounter counter, uint64 n);
 extern void caio_refusal(int sqlstate, Relation rel, const char *resource,
 						 const char *what, const char *named, const char *current);
-extern void caio_refusal_tokens(int sqlstate, Relation rel,
-								const char *resource, int64 named, int64 current);
+extern void caio_refusal_tokens(int sqlstate, Relation rel, const char *resource,
+								const int64 *named, int64 current);
 
 /* ----------------------------------------------------------------
  * clock.c: the time every caio function reads

@@ -423,7 +423,8 @@ claim_plans_free_slot(void)
  * and three arrays, the picked rows' table OIDs, TIDs and new tokens.  An
  * ordinary table has one OID, and its rows are found with one TID scan of
  * the whole array (a join would rescan the table's TIDs row by row, asking
- * the file system for the table's size each time); the rows of a
+ * the file system for the table's size each time), each row's token by its
+ * TID's place in the array (see CLAIM_TAKE_CHUNK); the rows of a
  * partitioned table are matched on (tableoid, ctid), since TIDs repeat
  * across partitions.
  */
@@ -649,8 +650,45 @@ claim_store_rows(SPITupleTable *taken, uint64 count, TupleDesc desc,
 }
 
 /*
- * Give the picked rows their claims, in one statement, each with a new
- * token drawn now that the rows are locked; add them to the result.
+ * The take statement finds each row's token with a linear search of the
+ * TIDs, so large claims are taken in chunks of this many rows.
+ */
+#define CLAIM_TAKE_CHUNK 64
+
+/* Run the take statement on rows [first, first + n) of the arrays. */
+static void
+claim_take_chunk(ClaimPlans *plans, Datum *values, const Oid *reloids,
+				 const ItemPointerData *tids, const int64 *tokens, int n,
+				 TupleDesc desc, Tuplestorestate *store)
+{
+	Datum	   *datums = palloc(n * sizeof(Datum));
+
+	for (int i = 0; i < n; i++)
+		datums[i] = ObjectIdGetDatum(reloids[i]);
+	values[2] = PointerGetDatum(construct_array(datums, n, OIDOID,
+												sizeof(Oid), true, TYPALIGN_INT));
+	for (int i = 0; i < n; i++)
+		datums[i] = PointerGetDatum(&tids[i]);
+	values[3] = PointerGetDatum(construct_array(datums, n, TIDOID,
+												sizeof(ItemPointerData), false,
+												TYPALIGN_SHORT));
+	for (int i = 0; i < n; i++)
+		datums[i] = Int64GetDatum(tokens[i]);
+	values[4] = PointerGetDatum(construct_array(datums, n, INT8OID,
+												sizeof(int64), FLOAT8PASSBYVAL,
+												TYPALIGN_DOUBLE));
+
+	if (SPI_execute_plan(plans->take, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
+		elog(ERROR, "caio could not take the picked rows");
+	if (SPI_processed != (uint64) n)
+		elog(ERROR, "caio's claim took " UINT64_FORMAT " of %d picked rows",
+			 SPI_processed, n);
+	claim_store_rows(SPI_tuptable, SPI_processed, desc, store);
+}
+
+/*
+ * Give the picked rows their claims, each with a new token drawn now that
+ * the rows are locked; add them to the result.
  */
 static void
 claim_take(ClaimPlans *plans, SPITupleTable *picked, uint64 count,
@@ -660,7 +698,6 @@ claim_take(ClaimPlans *plans, SPITupleTable *picked, uint64 count,
 	Oid		   *reloids = palloc(count * sizeof(Oid));
 	ItemPointerData *tids = palloc(count * sizeof(ItemPointerData));
 	int64	   *tokens = palloc(count * sizeof(int64));
-	Datum	   *datums = palloc(count * sizeof(Datum));
 	ClaimsInProgress these = {(int) count, reloids, tids, tokens};
 	const ClaimsInProgress *outer = claims_in_progress;
 	Datum		values[5];
@@ -674,37 +711,20 @@ claim_take(ClaimPlans *plans, SPITupleTable *picked, uint64 count,
 	}
 	values[0] = CStringGetTextDatum(holder);
 	values[1] = TimestampTzGetDatum(expires_at);
-	for (uint64 i = 0; i < count; i++)
-		datums[i] = ObjectIdGetDatum(reloids[i]);
-	values[2] = PointerGetDatum(construct_array(datums, (int) count, OIDOID,
-												sizeof(Oid), true, TYPALIGN_INT));
-	for (uint64 i = 0; i < count; i++)
-		datums[i] = PointerGetDatum(&tids[i]);
-	values[3] = PointerGetDatum(construct_array(datums, (int) count, TIDOID,
-												sizeof(ItemPointerData), false,
-												TYPALIGN_SHORT));
-	for (uint64 i = 0; i < count; i++)
-		datums[i] = Int64GetDatum(tokens[i]);
-	values[4] = PointerGetDatum(construct_array(datums, (int) count, INT8OID,
-												sizeof(int64), FLOAT8PASSBYVAL,
-												TYPALIGN_DOUBLE));
 
 	claims_in_progress = &these;
 	PG_TRY();
 	{
-		if (SPI_execute_plan(plans->take, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
-			elog(ERROR, "caio could not take the picked rows");
+		for (uint64 first = 0; first < count; first += CLAIM_TAKE_CHUNK)
+			claim_take_chunk(plans, values, &reloids[first], &tids[first],
+							 &tokens[first], (int) Min(CLAIM_TAKE_CHUNK, count - first),
+							 desc, store);
 	}
 	PG_FINALLY();
 	{
 		claims_in_progress = outer;
 	}
 	PG_END_TRY();
-
-	if (SPI_processed != count)
-		elog(ERROR, "caio's claim took " UINT64_FORMAT " of " UINT64_FORMAT " picked rows",
-			 SPI_processed, count);
-	claim_store_rows(SPI_tuptable, SPI_processed, desc, store);
 }
 
 /* Pick rows with no live claim, up to max_rows, and claim them. */

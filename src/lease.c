@@ -272,6 +272,7 @@ lease_try_acquire(const AcquireRequest *req, bool retry, CaioLease *lease,
 	TimestampTz now = caio_clock_now(NULL);
 	TimestampTz expires_at = caio_expiry(now, req->ttl);
 	bool		found;
+	bool		taken_over;
 
 	if (retry && caio_lease_lookup(req->resource, lease) &&
 		lease_held_by_other(req, lease, now))
@@ -304,10 +305,11 @@ lease_try_acquire(const AcquireRequest *req, bool retry, CaioLease *lease,
 		return ACQUIRE_GRANTED;
 	}
 
-	if (found && !lease->released)
-		caio_count(CAIO_LEASES_TAKEN_OVER, 1);
+	taken_over = found && !lease->released;
 	lease_grant(req, found, now, expires_at, lease);
 	caio_count(CAIO_LEASES_GRANTED, 1);
+	if (taken_over)
+		caio_count(CAIO_LEASES_TAKEN_OVER, 1);
 	return ACQUIRE_GRANTED;
 }
 
@@ -378,7 +380,7 @@ lease_acquire(const AcquireRequest *req, int64 wait_usecs, CaioLease *lease)
 		}
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 acquire_sleep_ms(outcome, remaining, busy_until),
-						 CAIO_LEASE_WAIT_EVENT());
+						 caio_lease_wait_event());
 		ResetLatch(MyLatch);
 		CHECK_FOR_INTERRUPTS();
 	}

@@ -6,12 +6,12 @@
  * transaction count as last synced, and the next nonce never handed out.
  * Each nonce handed out has a row in caio_nonce_reservation with its state.
  *
- * Every function takes the wallet's lock exclusively inside the caller's
- * transaction (a shared mode for marks would let two transactions that mark
- * and then reserve deadlock on the upgrade), so concurrent reservers queue
- * and get consecutive nonces, and a rollback undoes the reservation (and the
- * counter) with everything else: no duplicate, and no hole that caio made
- * itself.  A nonce handed back is reused first, lowest first.
+ * Reservers queue on the wallet's row, which the reservation updates inside
+ * the caller's transaction, so they get consecutive nonces, and a rollback
+ * undoes the reservation (and the counter) with everything else: no
+ * duplicate, and no hole that caio made itself.  A nonce handed back is
+ * reused first, lowest first.  The wallet's lock in the lock manager keeps
+ * sync apart from everything else (see wallet_lock).
  */
 #include "postgres.h"
 
@@ -62,12 +62,27 @@ static const char *const nonce_state_names[] = {
  * The wallet's lock.  Reserve, release and mark share it: reservers queue
  * on the wallet row's lock alone, taken in the statement that bumps the
  * counter, so a hot wallet is held only from there to commit, and a
- * released nonce is claimed with a recheck of its state.  Sync takes it
- * alone, since it reads every reservation to move the counter; so do
- * reservers under REPEATABLE READ (see caio_nonce_reserve).
+ * released nonce is claimed only if no other transaction holds its row.
+ * Sync takes it alone, since it reads every reservation to move the
+ * counter.
  */
 #define WALLET_SHARED	RowExclusiveLock
 #define WALLET_ALONE	ExclusiveLock
+
+/*
+ * Under REPEATABLE READ (or SERIALIZABLE) a function that met a row another
+ * transaction had changed since the snapshot would fail to serialize, so
+ * there every function takes the wallet's lock alone, as before 0.3, and
+ * then reads and writes the newest rows.  A transaction that needs the lock
+ * alone after sharing it (marks, then syncs) waits for the others that
+ * share it; two such transactions on one wallet deadlock (40P01).
+ */
+static void
+wallet_lock(const Wallet *wallet, bool alone)
+{
+	caio_wallet_lock(wallet->chain_id, wallet->address,
+					 alone || IsolationUsesXactSnapshot() ? WALLET_ALONE : WALLET_SHARED);
+}
 
 static const Oid wallet_args[] = {INT8OID, TEXTOID};
 static CaioPlan wallet_insert_plan = CAIO_PLAN(
@@ -80,9 +95,13 @@ static CaioPlan claim_released_plan = CAIO_PLAN(
 	"UPDATE @extschema@.caio_nonce_reservation"
 	"   SET state = 'reserved', resource = $4, holder = $5, token = $6,"
 	"       tx_hash = NULL, tx_hashes = NULL, reserved_at = $7, updated_at = $7"
-	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
-	"   AND address OPERATOR(pg_catalog.=) $2"
-	"   AND nonce OPERATOR(pg_catalog.=) $3"
+	" WHERE ctid OPERATOR(pg_catalog.=)"
+	"       (SELECT ctid FROM @extschema@.caio_nonce_reservation"
+	"         WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"           AND address OPERATOR(pg_catalog.=) $2"
+	"           AND nonce OPERATOR(pg_catalog.=) $3"
+	"           AND state OPERATOR(pg_catalog.=) 'released'"
+	"           FOR UPDATE SKIP LOCKED)"
 	"   AND state OPERATOR(pg_catalog.=) 'released'", claim_args);
 
 /*
@@ -444,6 +463,7 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 	int64		chain_count;
 	int64		next_nonce;
 	int64		nonce;
+	bool		handed_back;
 	Datum		values[7];
 	char		nulls[7] = "       ";
 
@@ -456,13 +476,7 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 
 	nonce_commit_durably();
 	caio_spi_begin(&spi);
-	/*
-	 * Under REPEATABLE READ a reserver that queued on the wallet row would
-	 * fail to serialize when it got it, so there reservers queue on the
-	 * wallet's lock instead, and then update the newest row.
-	 */
-	caio_wallet_lock(wallet.chain_id, wallet.address,
-					 IsolationUsesXactSnapshot() ? WALLET_ALONE : WALLET_SHARED);
+	wallet_lock(&wallet, false);
 
 	wallet_values(&wallet, values);
 	if (under_lease)
@@ -475,19 +489,17 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 		nulls[3] = nulls[4] = nulls[5] = 'n';
 	values[6] = TimestampTzGetDatum(caio_clock_now(NULL));
 
-	for (;;)
-	{
-		wallet_read(&wallet, &chain_count, &next_nonce);
-		if (!released_lowest(&wallet, chain_count, next_nonce, &nonce))
-		{
-			nonce = reserve_next(&wallet, next_nonce, values, nulls);
-			break;
-		}
-		/* Another reserver can take the same released nonce first. */
+	/*
+	 * The lowest nonce handed back, unless another transaction holds its row
+	 * (it is taking it, or handing it back): then the next nonce, rather than
+	 * wait for that transaction while holding the wallet row it may need.
+	 */
+	wallet_read(&wallet, &chain_count, &next_nonce);
+	handed_back = released_lowest(&wallet, chain_count, next_nonce, &nonce);
+	if (handed_back)
 		values[2] = Int64GetDatum(nonce);
-		if (caio_spi_run(&claim_released_plan, values, nulls, false) > 0)
-			break;
-	}
+	if (!handed_back || caio_spi_run(&claim_released_plan, values, nulls, false) == 0)
+		nonce = reserve_next(&wallet, next_nonce, values, nulls);
 	caio_spi_end(&spi);
 
 	caio_count(CAIO_NONCES_RESERVED, 1);
@@ -605,7 +617,7 @@ mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservati
 	if (lease == NULL)
 	{
 		caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, NULL,
-							reservation->resource, 0, reservation->token);
+							reservation->resource, NULL, reservation->token);
 		ereport(ERROR,
 				(errcode(ERRCODE_CAIO_FENCING_MISSING),
 				 errmsg("missing fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
@@ -623,7 +635,7 @@ mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservati
 	if (lease->token < reservation->token)
 	{
 		caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, reservation->resource,
-							lease->token, reservation->token);
+							&lease->token, reservation->token);
 		ereport(ERROR,
 				(errcode(ERRCODE_CAIO_FENCING),
 				 errmsg("stale fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
@@ -670,7 +682,7 @@ nonce_move(const Wallet *wallet, int64 nonce, const Reservation *reservation,
 						   chain_count),
 				 errhint("Mark it mined, or dropped if that transaction was not yours.")));
 	mark_write(wallet, nonce, to, tx_hash, lease);
-	if (to == NONCE_RELEASED)
+	if (to == NONCE_RELEASED && reservation->state != NONCE_RELEASED)
 		caio_count(CAIO_NONCES_RELEASED, 1);
 }
 
@@ -700,7 +712,7 @@ caio_nonce_mark(PG_FUNCTION_ARGS)
 	}
 
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, WALLET_SHARED);
+	wallet_lock(&wallet, false);
 	if (!reservation_lock(&wallet, nonce, &reservation))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -732,7 +744,7 @@ caio_nonce_release(PG_FUNCTION_ARGS)
 	nonce = arg_count(fcinfo, 2, "nonce");
 
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, WALLET_SHARED);
+	wallet_lock(&wallet, false);
 	if (reservation_lock(&wallet, nonce, &reservation) &&
 		reservation.state != NONCE_RELEASED)
 	{
@@ -775,7 +787,7 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 	count = arg_count(fcinfo, 2, "chain_count");
 
 	caio_spi_begin(&spi);
-	caio_wallet_lock(wallet.chain_id, wallet.address, WALLET_ALONE);
+	wallet_lock(&wallet, true);
 	wallet_read(&wallet, &old_count, &next_nonce);
 	now = caio_clock_now(NULL);
 

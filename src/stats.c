@@ -125,43 +125,80 @@ slot_clear(StatsSlot *slot)
 	pg_atomic_write_u64(&slot->reset_at, (uint64) GetCurrentTimestamp());
 }
 
-/* This database's slot, or NULL when all are taken by live databases. */
+/* This database's slot, under the lock in either mode; NULL if none. */
 static StatsSlot *
-slot_claim(void)
+slot_find(Oid dbid)
 {
-	StatsSlot  *free_slot = NULL;
+	for (int i = 0; i < STATS_DATABASES; i++)
+		if (stats_shared->slots[i].dbid == dbid)
+			return &stats_shared->slots[i];
+	return NULL;
+}
 
-	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+/* Under the lock alone: take a slot still free, or still a gone database's. */
+static StatsSlot *
+slot_take(const Oid *seen, const bool *gone)
+{
 	for (int i = 0; i < STATS_DATABASES; i++)
 	{
 		StatsSlot  *slot = &stats_shared->slots[i];
 
-		if (slot->dbid == MyDatabaseId)
+		if (gone[i] && slot->dbid == seen[i])
 		{
-			LWLockRelease(stats_shared->lock);
+			slot->dbid = MyDatabaseId;
+			slot_clear(slot);
 			return slot;
 		}
-		if (free_slot == NULL &&
-			(slot->dbid == InvalidOid ||
-			 !SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(slot->dbid))))
-			free_slot = slot;
 	}
-	if (free_slot != NULL)
-	{
-		free_slot->dbid = MyDatabaseId;
-		slot_clear(free_slot);
-	}
-	LWLockRelease(stats_shared->lock);
-	return free_slot;
+	return NULL;
 }
 
+/*
+ * Find or take this database's slot; NULL when every slot belongs to a
+ * database that exists.  Which databases are gone is asked of the catalog
+ * with no lock held (a catalog read can wait), and a slot is taken over
+ * only if it still names the database found gone.
+ */
+static StatsSlot *
+slot_claim(void)
+{
+	Oid			seen[STATS_DATABASES];
+	bool		gone[STATS_DATABASES];
+	StatsSlot  *slot;
+
+	LWLockAcquire(stats_shared->lock, LW_SHARED);
+	slot = slot_find(MyDatabaseId);
+	for (int i = 0; i < STATS_DATABASES; i++)
+		seen[i] = stats_shared->slots[i].dbid;
+	LWLockRelease(stats_shared->lock);
+	if (slot != NULL)
+		return slot;
+
+	for (int i = 0; i < STATS_DATABASES; i++)
+		gone[i] = !OidIsValid(seen[i]) ||
+			!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(seen[i]));
+
+	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
+	slot = slot_find(MyDatabaseId);
+	if (slot == NULL)
+		slot = slot_take(seen, gone);
+	LWLockRelease(stats_shared->lock);
+	return slot;
+}
+
+/* This backend's slot; a backend that found none does not look again. */
 static StatsSlot *
 slot_of_this_database(void)
 {
+	static bool looked = false;
+
 	if (stats_shared == NULL || !OidIsValid(MyDatabaseId))
 		return NULL;
-	if (my_slot == NULL)
+	if (!looked)
+	{
 		my_slot = slot_claim();
+		looked = true;
+	}
 	return my_slot;
 }
 
@@ -203,13 +240,16 @@ caio_refusal(int sqlstate, Relation rel, const char *resource,
 					what, named ? named : "none", current ? current : "none")));
 }
 
-/* caio_refusal for tokens, with 0 standing for "none". */
+/*
+ * caio_refusal for tokens: named is NULL when the write named none; a
+ * current token of 0 means the resource never had one (tokens start at 1).
+ */
 void
 caio_refusal_tokens(int sqlstate, Relation rel, const char *resource,
-					int64 named, int64 current)
+					const int64 *named, int64 current)
 {
 	caio_refusal(sqlstate, rel, resource, "token",
-				 named > 0 ? psprintf(INT64_FORMAT, named) : NULL,
+				 named ? psprintf(INT64_FORMAT, *named) : NULL,
 				 current > 0 ? psprintf(INT64_FORMAT, current) : NULL);
 }
 
@@ -222,6 +262,21 @@ stats_require_shared_memory(void)
 				 errmsg("caio's counters are not collected"),
 				 errdetail("The counters live in shared memory, which caio has only when it is loaded through shared_preload_libraries."),
 				 errhint("Add caio to shared_preload_libraries and restart the server; everything else in caio works without it.")));
+}
+
+static StatsSlot *
+stats_require_slot(void)
+{
+	StatsSlot  *slot = slot_of_this_database();
+
+	if (slot == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+				 errmsg("caio's counters are kept for %d databases at most, and this one has none",
+						STATS_DATABASES),
+				 errdetail("Every slot belonged to another database that exists when this session first looked."),
+				 errhint("Drop databases you no longer use; a new session looks again.")));
+	return slot;
 }
 
 Datum
@@ -239,13 +294,7 @@ caio_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "caio_stats() is declared with %d columns, the library has %d",
 			 desc->natts, CAIO_COUNTERS + 1);
 
-	slot = slot_of_this_database();
-	if (slot == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
-				 errmsg("caio's counters are kept for %d databases at most, and this one has none",
-						STATS_DATABASES),
-				 errdetail("Every slot belongs to another database that exists.")));
+	slot = stats_require_slot();
 
 	for (int c = 0; c < CAIO_COUNTERS; c++)
 		values[c] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counters[c]));
@@ -259,11 +308,7 @@ caio_stats(PG_FUNCTION_ARGS)
 Datum
 caio_stats_reset(PG_FUNCTION_ARGS)
 {
-	StatsSlot  *slot;
-
 	stats_require_shared_memory();
-	slot = slot_of_this_database();
-	if (slot != NULL)
-		slot_clear(slot);
+	slot_clear(stats_require_slot());
 	PG_RETURN_VOID();
 }

@@ -223,14 +223,14 @@ sequence_check(Oid seq)
 		elog(ERROR, "cache lookup failed for sequence %u", seq);
 	form = (Form_pg_sequence) GETSTRUCT(tuple);
 	as_made = form->seqincrement == 1 && form->seqcache == 1 && !form->seqcycle &&
-		get_rel_persistence(seq) == RELPERSISTENCE_PERMANENT;
+		form->seqmin >= 1 && get_rel_persistence(seq) == RELPERSISTENCE_PERMANENT;
 	ReleaseSysCache(tuple);
 	if (!as_made)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("caio's token sequence has been altered"),
-				 errdetail("caio_token_seq must be logged, with INCREMENT 1, CACHE 1 and NO CYCLE, or tokens could repeat or go backwards."),
-				 errhint("Run ALTER SEQUENCE caio_token_seq INCREMENT 1 CACHE 1 NO CYCLE, and ALTER SEQUENCE caio_token_seq SET LOGGED.")));
+				 errdetail("caio_token_seq must be logged, with INCREMENT 1, CACHE 1, NO CYCLE and MINVALUE 1, or tokens could repeat, go backwards or stop fencing."),
+				 errhint("Run ALTER SEQUENCE caio_token_seq INCREMENT 1 CACHE 1 NO CYCLE MINVALUE 1, and ALTER SEQUENCE caio_token_seq SET LOGGED.")));
 }
 
 /*
@@ -346,6 +346,9 @@ caio_token_next(void)
 			epoch_check(epoch_table, cat->token_seq, timeline);
 	}
 	token = nextval_internal(cat->token_seq, false);
+	/* A token of 0 would read as "never claimed"; caio's tables have no CHECK. */
+	if (token <= 0)
+		sequence_check(cat->token_seq);
 	token_make_durable(cat->token_seq);
 	return token;
 }
