@@ -265,7 +265,7 @@ extern void caio_count(CaioCounter counter, uint64 n);
 extern void caio_refusal(int sqlstate, Relation rel, const char *resource,
 						 const char *what, const char *named, const char *current);
 extern void caio_refusal_tokens(int sqlstate, Relation rel, const char *resource,
-								const int64 *named, int64 current);
+								const char *what, const int64 *named, int64 current);
 
 /* ----------------------------------------------------------------
  * clock.c: the time every caio function reads

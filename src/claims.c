@@ -160,19 +160,12 @@ static void refuse_claim_write(Relation rel, int64 named, int64 current) pg_attr
 static void refuse_claim_missing(Relation rel, int64 current, const char *what,
 								 const char *hint) pg_attribute_noreturn();
 
-/* Count and log a refusal; claimed rows belong to no resource. */
-static void
-claim_refusal(int sqlstate, Relation rel, int64 named, int64 current)
-{
-	caio_refusal(sqlstate, rel, NULL, "claim token",
-				 named != 0 ? psprintf(INT64_FORMAT, named) : NULL,
-				 current != 0 ? psprintf(INT64_FORMAT, current) : NULL);
-}
-
 static void
 refuse_claim_write(Relation rel, int64 named, int64 current)
 {
-	claim_refusal(ERRCODE_CAIO_FENCING, rel, named, current);
+	/* Claimed rows belong to no resource. */
+	caio_refusal_tokens(ERRCODE_CAIO_FENCING, rel, NULL, "claim token",
+						&named, current);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING),
 			 errmsg("stale claim token for a row of table \"%s\"",
@@ -189,7 +182,8 @@ static void
 refuse_claim_missing(Relation rel, int64 current, const char *what,
 					 const char *hint)
 {
-	claim_refusal(ERRCODE_CAIO_FENCING_MISSING, rel, 0, current);
+	caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, rel, NULL, "claim token", NULL,
+						current);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING_MISSING),
 			 errmsg("missing claim token for a row of table \"%s\"",

@@ -170,7 +170,7 @@ static void
 refuse_stale(Relation rel, const char *resource, int64 named, int64 newest,
 			 const char *detail)
 {
-	caio_refusal_tokens(ERRCODE_CAIO_FENCING, rel, resource, &named, newest);
+	caio_refusal_tokens(ERRCODE_CAIO_FENCING, rel, resource, "token", &named, newest);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING),
 			 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
@@ -206,7 +206,7 @@ refuse_missing_token(Relation rel, const char *resource,
 		? psprintf("the newest token for the resource is " INT64_FORMAT, newest->token)
 		: pstrdup("no lease was ever granted for the resource");
 
-	caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, rel, resource, NULL,
+	caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, rel, resource, "token", NULL,
 						newest ? newest->token : 0);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING_MISSING),
@@ -239,7 +239,7 @@ caio_lease_require_current(const CaioLease *lease, CaioLease *newest)
 	if (found && newest->token == lease->token && !newest->released &&
 		strcmp(newest->holder, lease->holder) == 0)
 		return;
-	caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, lease->resource,
+	caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, lease->resource, "token",
 						&lease->token, found ? newest->token : 0);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING),

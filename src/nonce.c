@@ -617,7 +617,7 @@ mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservati
 	if (lease == NULL)
 	{
 		caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, NULL,
-							reservation->resource, NULL, reservation->token);
+							reservation->resource, "token", NULL, reservation->token);
 		ereport(ERROR,
 				(errcode(ERRCODE_CAIO_FENCING_MISSING),
 				 errmsg("missing fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
@@ -634,7 +634,7 @@ mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservati
 						lease->resource, nonce, reservation->resource)));
 	if (lease->token < reservation->token)
 	{
-		caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, reservation->resource,
+		caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, reservation->resource, "token",
 							&lease->token, reservation->token);
 		ereport(ERROR,
 				(errcode(ERRCODE_CAIO_FENCING),

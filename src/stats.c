@@ -241,14 +241,15 @@ caio_refusal(int sqlstate, Relation rel, const char *resource,
 }
 
 /*
- * caio_refusal for tokens: named is NULL when the write named none; a
- * current token of 0 means the resource never had one (tokens start at 1).
+ * caio_refusal for tokens (what: "token" or "claim token"): named is NULL
+ * when the write named none; a current token of 0 means there is none yet
+ * (tokens start at 1).
  */
 void
 caio_refusal_tokens(int sqlstate, Relation rel, const char *resource,
-					const int64 *named, int64 current)
+					const char *what, const int64 *named, int64 current)
 {
-	caio_refusal(sqlstate, rel, resource, "token",
+	caio_refusal(sqlstate, rel, resource, what,
 				 named ? psprintf(INT64_FORMAT, *named) : NULL,
 				 current > 0 ? psprintf(INT64_FORMAT, current) : NULL);
 }
