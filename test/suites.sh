@@ -11,15 +11,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 
-# fresh_db NAME EXTENSION...: a new database with those extensions.
-fresh_db() {
-    local db=$1; shift
-    PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 -d postgres \
-        -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-    for extension in "$@"; do
-        psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION $extension"
-    done
-}
+. test/common.sh
 
 echo "== regression and isolation suites"
 if ! make -s PG_CONFIG="$PG_CONFIG" installcheck; then

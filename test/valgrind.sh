@@ -37,7 +37,7 @@ repo=$(pwd)
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PGBIN=/usr/lib/postgresql/15/bin
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
-as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+. test/common.sh
 
 test/setup.sh
 if ! command -v valgrind >/dev/null; then

@@ -15,7 +15,7 @@ chmod 755 "$DURABILITY_DIR"
 STARTED_DIRS=()
 CLIENT_PIDS=()
 
-as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+. "$(dirname "${BASH_SOURCE[0]}")/../common.sh"
 
 # On exit: stop clients and servers; on failure, show the servers' logs
 # first, since the directory goes with them.

@@ -33,7 +33,7 @@ unset PGOPTIONS
 
 dir=$(mktemp -d /tmp/caio-pgbouncer.XXXXXX)
 chmod 755 "$dir"
-as_pg() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
+. "$here/../common.sh"
 [ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
 
 # On exit, also on failure: stop PgBouncer (showing its log on failure).
@@ -96,16 +96,10 @@ admin() {
             $col["database"] == db { line = ""; for (i = 1; i <= n; i++) line = line " " $col[w[i]]; print substr(line, 2) }'
 }
 
-fresh_db() {
-    PGOPTIONS="-c client_min_messages=warning" direct -d postgres \
-        -c "DROP DATABASE IF EXISTS $1 WITH (FORCE)" -c "CREATE DATABASE $1"
-    direct -d "$1" -c "CREATE EXTENSION caio"
-}
-
 for name in lease fence; do
     db=caio_bouncer_$name
     echo "== $name stress through PgBouncer (pgbench -M extended)"
-    fresh_db "$db"
+    fresh_db "$db" caio
     PGDATABASE=$db "$stress/run.sh" "$name" -M extended -h "$dir" -p "$PORT"
     stats=$(admin "SHOW STATS" total_xact_count total_query_count total_wait_time)
     read -r xacts queries wait_us <<<"$stats"
@@ -119,7 +113,7 @@ for name in lease fence; do
 done
 
 echo "== caio_use through PgBouncer: one server connection, two clients"
-fresh_db caio_bouncer_use
+fresh_db caio_bouncer_use caio
 direct -d caio_bouncer_use -f "$here/use_setup.sql"
 bounced -d caio_bouncer_one -f "$here/use_client_a.sql"
 bounced -d caio_bouncer_one -c "SELECT use_write_refused('b', 'other client, next transaction')" >/dev/null

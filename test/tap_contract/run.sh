@@ -14,11 +14,8 @@ db=caio_tap_contract
 
 make -s -C tap PG_CONFIG="$PG_CONFIG" install >/dev/null
 
-PGOPTIONS="-c client_min_messages=warning" psql -X -q -v ON_ERROR_STOP=1 -d postgres \
-    -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db"
-for extension in pgtap caio caio_tap; do
-    psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION $extension"
-done
+. test/common.sh
+fresh_db "$db" pgtap caio caio_tap
 psql -X -q -v ON_ERROR_STOP=1 -d "$db" -f "$here/setup.sql" >/dev/null
 
 echo "== caio_tap on tables that keep the contract (must pass)"
