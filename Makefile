@@ -9,7 +9,7 @@ MODULE_big  = caio
 OBJS        = src/caio.o src/clock.o src/lease.o src/resource_lock.o \
               src/fencing.o src/versioned.o src/address.o src/nonce.o \
               src/claims.o src/token.o src/stats.o
-HEADERS     = src/caio.h
+HEADERS     = src/caio.h src/compat.h
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
 # Upgrade scripts, and the install scripts of earlier versions as released.
@@ -26,7 +26,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors \
-               claims claims_errors stats bad_input \
+               claims claims_errors stats bad_input versions \
                privileges reinstall tokens upgrade
 REGRESS_OPTS = --load-extension=caio
 
@@ -56,7 +56,7 @@ $(addprefix tap-,$(TAP_GOALS)):
 	$(MAKE) -C tap PG_CONFIG=$(PG_CONFIG) $(@:tap-%=%)
 
 # Every C file includes the shared header.
-$(OBJS): src/caio.h
+$(OBJS): src/caio.h src/compat.h
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@

@@ -86,7 +86,18 @@ SELECT c.call, r.state AS sqlstate, r.msg AS message
  ORDER BY c.n;
 RESET ROLE;
 -- ... and the catalog agrees, object by object: no function, relation,
--- sequence or type of the extension grants it anything.
+-- sequence or type of the extension grants it anything, nor the row type of
+-- any of its relations (members of the extension from PostgreSQL 17 on,
+-- checked here whatever the version).
+WITH members AS (
+    SELECT classid, objid FROM pg_depend
+     WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
+       AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+    UNION
+    SELECT 'pg_type'::regclass, c.reltype FROM pg_depend d JOIN pg_class c ON c.oid = d.objid
+     WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_extension'::regclass
+       AND d.deptype = 'e' AND c.reltype <> 0
+       AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio'))
 SELECT d.classid::regclass AS catalog, count(*) > 0 AS checked,
        bool_and(NOT CASE
            WHEN d.classid = 'pg_proc'::regclass
@@ -98,11 +109,8 @@ SELECT d.classid::regclass AS catalog, count(*) > 0 AS checked,
            ELSE has_table_privilege('regress_caio_nobody', d.objid,
                                     'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
        END) AS nothing_granted
-  FROM pg_depend d
+  FROM members d
   LEFT JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid
- WHERE d.refclassid = 'pg_extension'::regclass
-   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
-   AND d.deptype = 'e'
  GROUP BY d.classid
  ORDER BY d.classid::regclass::text;
 

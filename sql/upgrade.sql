@@ -41,7 +41,13 @@ LANGUAGE sql AS $$
         SELECT classid, objid, pg_describe_object(classid, objid, objsubid) AS object
           FROM pg_depend
          WHERE refclassid = 'pg_extension'::regclass AND deptype = 'e'
-           AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio'))
+           AND refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
+           -- Row types of tables and views (members from PostgreSQL 17 on)
+           -- and array types (whose privileges are their element's) are
+           -- compared with their relation or element, whatever the version.
+           AND NOT (classid = 'pg_type'::regclass AND EXISTS (
+                    SELECT FROM pg_type t LEFT JOIN pg_class c ON c.oid = t.typrelid
+                     WHERE t.oid = objid AND (t.typcategory = 'A' OR c.relkind <> 'c'))))
     SELECT object,
            CASE classid
            WHEN 'pg_proc'::regclass THEN
@@ -49,6 +55,7 @@ LANGUAGE sql AS $$
                   FROM pg_proc WHERE oid = objid)
            WHEN 'pg_class'::regclass THEN
                (SELECT concat_ws(' | ', relkind, reloptions::text, relacl::text,
+                       (SELECT typacl::text FROM pg_type WHERE oid = reltype),
                        (SELECT string_agg(format('%s %s %s %s', attname,
                                                  format_type(atttypid, atttypmod), attnotnull,
                                                  pg_get_expr(adbin, adrelid)), ', ' ORDER BY attnum)

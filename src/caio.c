@@ -29,6 +29,7 @@
 #include "miscadmin.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -36,7 +37,7 @@
 
 #include "caio.h"
 
-PG_MODULE_MAGIC;
+CAIO_MODULE_MAGIC;
 
 void		_PG_init(void);
 
@@ -76,7 +77,7 @@ _PG_init(void)
 	caio_fencing_init();
 	caio_nonce_init();
 	caio_stats_init();
-	CAIO_RESERVE_GUC_PREFIX("caio");
+	MarkGUCPrefixReserved("caio");
 }
 
 static Oid
@@ -274,7 +275,7 @@ caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 
 	CommandCounterIncrement();
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	scan = index_beginscan(heap, index, snapshot, nkeys, 0);
+	scan = caio_index_beginscan(heap, index, snapshot, nkeys, 0);
 	index_rescan(scan, keys, nkeys, NULL, 0);
 	found = index_getnext_slot(scan, ForwardScanDirection, slot);
 	if (found)
@@ -367,6 +368,7 @@ caio_arg_ttl(FunctionCallInfo fcinfo, int argno)
 
 	caio_arg_required(fcinfo, argno, "ttl", NULL);
 	ttl = PG_GETARG_INTERVAL_P(argno);
+	caio_check_finite(ttl, "ttl");
 	usecs = interval_usecs(ttl);
 	if (usecs <= 0)
 		ereport(ERROR,
@@ -382,6 +384,19 @@ caio_arg_ttl(FunctionCallInfo fcinfo, int argno)
 	return ttl;
 }
 
+/*
+ * Infinite intervals exist from PostgreSQL 17 on; no ttl, wait or clock step
+ * can be one.
+ */
+void
+caio_check_finite(const Interval *span, const char *what)
+{
+	if (!CAIO_INTERVAL_IS_FINITE(span))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be finite", what)));
+}
+
 /* `wait` is a real duration, whatever the test clock says. */
 int64
 caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno)
@@ -392,6 +407,7 @@ caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno)
 	caio_arg_required(fcinfo, argno, "wait",
 					  "Pass interval '0' to try once without waiting.");
 	wait = PG_GETARG_INTERVAL_P(argno);
+	caio_check_finite(wait, "wait");
 	usecs = interval_usecs(wait);
 	if (usecs < 0)
 		ereport(ERROR,

@@ -1,8 +1,8 @@
 /*
  * caio.h
- *		What every caio source file shares: its SQLSTATEs, the guards that keep
- *		the code honest for PostgreSQL 13 to 17, and the small helpers that
- *		stand between SQL-callable functions and caio's internal tables.
+ *		What every caio source file shares: its SQLSTATEs, the version shims
+ *		(compat.h), and the small helpers that stand between SQL-callable
+ *		functions and caio's internal tables.
  */
 #ifndef CAIO_H
 #define CAIO_H
@@ -15,78 +15,7 @@
 #include "nodes/pg_list.h"
 #include "utils/timestamp.h"
 
-#if PG_VERSION_NUM < 130000
-#error "caio requires PostgreSQL 13 or later"
-#endif
-
-/* ----------------------------------------------------------------
- * Version guards: every difference between supported majors lives here.
- * ----------------------------------------------------------------
- */
-#if PG_VERSION_NUM >= 160000
-#define caio_rel_ownercheck(relid, role) \
-	object_ownercheck(RelationRelationId, (relid), (role))
-#else
-#define caio_rel_ownercheck(relid, role) pg_class_ownercheck((relid), (role))
-#endif
-
-#if PG_VERSION_NUM >= 170000
-#include "storage/procarray.h"
-#define CAIO_PROC_OF_VXID(vxid)	ProcNumberGetProc((vxid).procNumber)
-#else
-#include "storage/sinvaladt.h"
-#define CAIO_PROC_OF_VXID(vxid)	BackendIdGetProc((vxid).backendId)
-#endif
-
-#if PG_VERSION_NUM >= 140000
-#include "utils/wait_event.h"
-#else
-#include "pgstat.h"				/* PG_WAIT_EXTENSION */
-#endif
-
-/*
- * The wait event of a session waiting for a lease: named "CaioLease" from
- * PostgreSQL 17 on (looked up in shared memory once per session), the
- * generic "Extension" before, which has no way to name one.
- */
-#if PG_VERSION_NUM >= 170000
-static inline uint32
-caio_lease_wait_event(void)
-{
-	static uint32 event = 0;
-
-	if (event == 0)
-		event = WaitEventExtensionNew("CaioLease");
-	return event;
-}
-#else
-static inline uint32
-caio_lease_wait_event(void)
-{
-	return PG_WAIT_EXTENSION;
-}
-#endif
-
-/* Settings named caio.* that caio does not define are refused. */
-#if PG_VERSION_NUM >= 150000
-#define CAIO_RESERVE_GUC_PREFIX(prefix) MarkGUCPrefixReserved(prefix)
-#else
-#define CAIO_RESERVE_GUC_PREFIX(prefix) EmitWarningsOnPlaceholders(prefix)
-#endif
-
-/* The timeline WAL is written on; PostgreSQL 15 made it a function. */
-#if PG_VERSION_NUM >= 150000
-#define CAIO_INSERT_TIMELINE() GetWALInsertionTimeLine()
-#else
-#define CAIO_INSERT_TIMELINE() ThisTimeLineID
-#endif
-
-/* PostgreSQL 17 has infinite intervals; older versions have none. */
-#ifdef INTERVAL_NOT_FINITE
-#define CAIO_INTERVAL_IS_FINITE(span) (!INTERVAL_NOT_FINITE(span))
-#else
-#define CAIO_INTERVAL_IS_FINITE(span) true
-#endif
+#include "compat.h"
 
 /* ----------------------------------------------------------------
  * caio's own SQLSTATEs (class LK: "lease"), defined once.
@@ -174,6 +103,7 @@ extern void caio_arg_required(FunctionCallInfo fcinfo, int argno,
 extern char *caio_arg_name(FunctionCallInfo fcinfo, int argno, const char *what);
 extern Interval *caio_arg_ttl(FunctionCallInfo fcinfo, int argno);
 extern int64 caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno);
+extern void caio_check_finite(const Interval *span, const char *what);
 extern TimestampTz caio_expiry(TimestampTz now, Interval *ttl);
 extern void caio_check_name(const char *value, const char *what);
 
@@ -186,9 +116,9 @@ extern AttrNumber caio_table_column(Relation rel, FunctionCallInfo fcinfo,
 extern int	caio_trigger_column(Relation rel, const char *column, const char *what,
 								const Oid *types, int ntypes);
 extern bool caio_type_is_one_of(Oid typid, const Oid *types, int ntypes);
-extern void caio_column_type_error(Relation rel, const char *column,
-								   const char *what, Oid actual,
-								   const Oid *types, int ntypes) pg_attribute_noreturn();
+pg_noreturn extern void caio_column_type_error(Relation rel, const char *column,
+											   const char *what, Oid actual,
+											   const Oid *types, int ntypes);
 extern struct TriggerData *caio_trigger_data(FunctionCallInfo fcinfo,
 											 const char *installer, int nargs);
 extern void caio_table_install_trigger(Relation rel, const char *trigger_name,

@@ -156,9 +156,9 @@ caio_claimable(PG_FUNCTION_ARGS)
 static const char *claim_hint =
 "Name the token your claim returned; if the row's token is newer, the claim was taken over: stop working on the row.";
 
-static void refuse_claim_write(Relation rel, int64 named, int64 current) pg_attribute_noreturn();
-static void refuse_claim_missing(Relation rel, int64 current, const char *what,
-								 const char *hint) pg_attribute_noreturn();
+pg_noreturn static void refuse_claim_write(Relation rel, int64 named, int64 current);
+pg_noreturn static void refuse_claim_missing(Relation rel, int64 current, const char *what,
+											 const char *hint);
 
 static void
 refuse_claim_write(Relation rel, int64 named, int64 current)

@@ -150,10 +150,7 @@ caio_clock_advance(PG_FUNCTION_ARGS)
 
 	caio_arg_required(fcinfo, 0, "step", NULL);
 	step = PG_GETARG_INTERVAL_P(0);
-	if (!CAIO_INTERVAL_IS_FINITE(step))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("step must be finite")));
+	caio_check_finite(step, "step");
 	if (step->month < 0 || step->day < 0 || step->time < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

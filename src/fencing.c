@@ -159,11 +159,11 @@ caio_fencing_init(void)
 static const char *fence_hint =
 "Acquire the resource again and retry the write under the new lease.";
 
-static void refuse_stale(Relation rel, const char *resource, int64 named,
-						 int64 newest, const char *detail) pg_attribute_noreturn();
-static void refuse_missing_token(Relation rel, const char *resource,
-								 const char *token_column,
-								 const CaioLease *newest) pg_attribute_noreturn();
+pg_noreturn static void refuse_stale(Relation rel, const char *resource, int64 named,
+									 int64 newest, const char *detail);
+pg_noreturn static void refuse_missing_token(Relation rel, const char *resource,
+											 const char *token_column,
+											 const CaioLease *newest);
 
 /* LK001 for a write, with what was wrong in the detail. */
 static void

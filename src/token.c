@@ -267,7 +267,7 @@ current_timeline(void)
 				(errcode(ERRCODE_READ_ONLY_SQL_TRANSACTION),
 				 errmsg("caio cannot issue a token during recovery"),
 				 errhint("Acquire leases and claim rows on the primary.")));
-	return CAIO_INSERT_TIMELINE();
+	return GetWALInsertionTimeLine();
 }
 
 /*

@@ -1,41 +1,58 @@
 #!/usr/bin/env bash
 # Runs every suite against the server that the PG* variables point at
-# (test/check.sh starts a throwaway one): pg_regress and isolation specs,
-# pgTAP through pg_prove (caio's own suites, and caio_tap on kept and broken
-# tables), the pgbench stress runs with their invariant checks (the lease
-# and fence ones also through PgBouncer in transaction pooling mode,
-# test/pgbouncer/run.sh), the durability tests (crash, failover, dump and
-# restore) and the counters' suite (shared_preload_libraries), which start
-# clusters of their own.
+# (test/check.sh starts a throwaway one of each PostgreSQL version), with
+# the PostgreSQL that PG_CONFIG names (default: 15's): pg_regress and
+# isolation specs, pgTAP through pg_prove (caio's own suites, and caio_tap
+# on kept and broken tables), the pgbench stress runs with their invariant
+# checks (the lease and fence ones also through PgBouncer in transaction
+# pooling mode, test/pgbouncer/run.sh), the durability tests (crash,
+# failover, dump and restore) and the counters' suite
+# (shared_preload_libraries), which start clusters of their own.  Each
+# suite that passes is named in the file CAIO_PASSED, when that is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 
 . test/common.sh
+passed() {
+    echo "== passed: $1"
+    if [ -n "${CAIO_PASSED:-}" ]; then echo "$1" >>"$CAIO_PASSED"; fi
+}
 
 echo "== regression and isolation suites"
-if ! make -s PG_CONFIG="$PG_CONFIG" installcheck; then
+log=$(mktemp)
+if ! make -s PG_CONFIG="$PG_CONFIG" installcheck 2>&1 | tee "$log"; then
     cat regression.diffs output_iso/regression.diffs 2>/dev/null || true
     exit 1
 fi
+# pg_regress says "test NAME ... ok" up to 15, "ok N - NAME" from 16 on.
+passed "pg_regress and isolation ($(grep -cE '^ok [0-9]|\.\.\. ok ' "$log") tests)"
+rm -f "$log"
 
 echo "== pgTAP suites"
 fresh_db caio_pgtap pgtap caio
 pg_prove -d caio_pgtap test/pgtap/*.sql
+passed "pgTAP"
 
 echo "== caio_tap: its pgTAP checks on kept and broken tables"
 test/tap_contract/run.sh
+passed "caio_tap"
 
 for stress in lease fence nonce claims; do
     echo "== $stress stress (pgbench)"
     fresh_db caio_stress caio
     PGDATABASE=caio_stress test/stress/run.sh "$stress"
 done
+passed "stress (4)"
 
 echo "== lease and fence stress through PgBouncer (transaction pooling)"
 test/pgbouncer/run.sh
+passed "PgBouncer"
 
 test/durability/run.sh
+passed "durability (4)"
+
 test/stats/run.sh
+passed "counters"
 
 echo "== all suites passed"

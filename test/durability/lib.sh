@@ -1,12 +1,12 @@
-# Throwaway PostgreSQL 15 clusters for the durability tests, which kill,
-# restart and promote servers and so cannot share the test command's
-# cluster.  Cluster NAME keeps its data in $DURABILITY_DIR/NAME, its log in
+# Throwaway clusters for the durability tests, which kill, restart and
+# promote servers and so cannot share the test command's cluster; of the
+# PostgreSQL that PG_CONFIG names (default: 15's).  Cluster NAME keeps its data in $DURABILITY_DIR/NAME, its log in
 # NAME.log and listens only on a Unix socket in NAME.sock, outside the data
 # directory so that a base backup does not copy it (no TCP port to collide
 # with anything); as root, the servers run as the postgres user.  Sourced,
 # not run.
 
-PGBIN=/usr/lib/postgresql/15/bin
+PGBIN=$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --bindir)
 PGPORT_FIXED=5432
 unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE PGOPTIONS
 DURABILITY_DIR=$(mktemp -d /tmp/caio-durability.XXXXXX)
@@ -42,6 +42,7 @@ port = $PGPORT_FIXED
 listen_addresses = ''
 unix_socket_directories = '$1.sock'
 fsync = on
+jit = off
 max_connections = 40
 log_min_messages = warning
 CONF

@@ -55,7 +55,7 @@ trap stop_bouncer EXIT
 
 if [ -n "${PGPASSWORD:-}" ]; then auth_type=scram-sha-256; else auth_type=trust; fi
 as_pg tee "$dir/userlist.txt" >/dev/null <<EOF
-"${user//\"/\"\"}" "${PGPASSWORD//\"/\"\"}"
+"${user//\"/\"\"}" "${PGPASSWORD:+${PGPASSWORD//\"/\"\"}}"
 EOF
 chmod 600 "$dir/userlist.txt"
 as_pg tee "$dir/pgbouncer.ini" >/dev/null <<EOF

@@ -129,12 +129,15 @@ SELECT columns_are('caio_stats', ARRAY['leases_granted', 'leases_busy', 'leases_
 SELECT function_privs_are('caio_stats_reset', ARRAY[]::name[], 'public', ARRAY[]::text[]);
 SELECT table_privs_are('caio_stats', 'public', ARRAY[]::text[]);
 
--- Every object is named caio_ and belongs to the extension.
+-- Every object is named caio_ and belongs to the extension.  (From
+-- PostgreSQL 17 on, the row types of its tables and views and their array
+-- types are members too; an array type is named by its element.)
 SELECT is((SELECT count(*)::int
              FROM pg_depend d
              LEFT JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND p.oid = d.objid
              LEFT JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid
-             LEFT JOIN pg_type t ON d.classid = 'pg_type'::regclass AND t.oid = d.objid
+             LEFT JOIN pg_type a ON d.classid = 'pg_type'::regclass AND a.oid = d.objid
+             LEFT JOIN pg_type t ON t.oid = CASE WHEN a.typcategory = 'A' THEN a.typelem ELSE a.oid END
             WHERE d.refclassid = 'pg_extension'::regclass AND d.deptype = 'e'
               AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'caio')
               AND coalesce(p.proname, c.relname, t.typname) NOT LIKE 'caio\_%'),
