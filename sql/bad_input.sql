@@ -236,7 +236,10 @@ CALL add_calls(ARRAY[
         $$'0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed '$$,
         $$'0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD'$$,     -- checksum, last letter wrong
         $$'0x5AAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'$$,     -- checksum, first letter wrong
-        $$'0x' || repeat('ab', 30)$$]);
+        $$'0X5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed'$$,     -- 0X: ethers refuses it too
+        $$'0X5aaeb6053f3e94c9b9a09f33669435e7ef1beaed'$$,
+        $$'0x' || repeat('ab', 30)$$,
+        $$'0x' || repeat('é', 50000)$$]);                     -- 100 kB: quoted cut short
 
 ------------------------------------------------------------------------------
 -- Nonce states and moves, and transaction hashes (0x and 64 hex digits).

@@ -19,11 +19,12 @@ SELECT v AS vector, caio_address_checksum(v) = v AS is_checksummed,
                ('0xdbF03B407c01E7cD3CBea99509d93f8DDDC8C6FB'),
                ('0xD1220A0cf47c7B9Be7A2E6BA89F429762e7b9aDb')) AS t(v);
 
--- One wallet, however it is spelled: lowercase, uppercase, checksummed, 0X.
+-- One wallet, however it is spelled: lowercase, uppercase, checksummed, and
+-- as caio_address_checksum spells it.  ("0X" is refused: bad_input.)
 SELECT caio_nonce_reserve(1, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed') AS nonce;
 SELECT caio_nonce_reserve(1, '0x5AAEB6053F3E94C9B9A09F33669435E7EF1BEAED') AS nonce;
 SELECT caio_nonce_reserve(1, '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed') AS nonce;
-SELECT caio_nonce_reserve(1, '0X5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed') AS nonce;
+SELECT caio_nonce_reserve(1, caio_address_checksum('0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed')) AS nonce;
 SELECT DISTINCT address FROM caio_nonces;
 -- Another chain, same address: another wallet.
 SELECT caio_nonce_reserve(137, '0x5aaeb6053f3e94c9b9a09f33669435e7ef1beaed') AS nonce;

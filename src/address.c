@@ -11,6 +11,7 @@
  */
 #include "postgres.h"
 
+#include "mb/pg_wchar.h"
 #include "utils/builtins.h"
 
 #include "caio.h"
@@ -159,19 +160,37 @@ address_checksummed(const char *canonical, char *result)
 	result[ADDRESS_DIGITS + 2] = '\0';
 }
 
+/*
+ * What an error message quotes of a bad argument: at most
+ * CAIO_ECHO_MAX_BYTES of it (cut at a character boundary, marked with
+ * "..."), so that a huge argument makes neither a huge message nor a huge
+ * log line.
+ */
+char *
+caio_echo(const char *text)
+{
+	int			len = strlen(text);
+	int			cut;
+
+	if (len <= CAIO_ECHO_MAX_BYTES)
+		return pstrdup(text);
+	cut = pg_mbcliplen(text, len, CAIO_ECHO_MAX_BYTES);
+	return psprintf("%.*s...", cut, text);
+}
+
 static void
 address_invalid(const char *text, const char *detail)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-			 errmsg("invalid EVM address: \"%s\"", text),
+			 errmsg("invalid EVM address: \"%s\"", caio_echo(text)),
 			 errdetail("%s", detail)));
 }
 
 /*
  * Parse an address into its canonical (lowercase) form; 22P02 for anything
  * that is not "0x" and 40 hex digits, or whose mixed case is a wrong
- * checksum.
+ * checksum.  "0X" is refused, as ethers and other EIP-55 tools refuse it.
  */
 char *
 caio_address_parse(const char *text)
@@ -180,8 +199,7 @@ caio_address_parse(const char *text)
 	bool		has_lower = false;
 	bool		has_upper = false;
 
-	if (strlen(text) != ADDRESS_DIGITS + 2 || text[0] != '0' ||
-		(text[1] != 'x' && text[1] != 'X'))
+	if (strlen(text) != ADDRESS_DIGITS + 2 || text[0] != '0' || text[1] != 'x')
 		address_invalid(text, "An EVM address is 0x followed by 40 hexadecimal digits.");
 
 	canonical = palloc(ADDRESS_DIGITS + 3);

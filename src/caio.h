@@ -159,6 +159,10 @@ extern void caio_keccak256(const uint8 *data, size_t len, uint8 digest[32]);
 extern char *caio_address_parse(const char *text);
 extern char *caio_arg_address(FunctionCallInfo fcinfo, int argno);
 
+/* Errors quote at most this much of a bad argument (an address is 42). */
+#define CAIO_ECHO_MAX_BYTES		80
+extern char *caio_echo(const char *text);
+
 /* ----------------------------------------------------------------
  * nonce.c: EVM nonce reservation
  * ----------------------------------------------------------------
