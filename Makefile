@@ -25,7 +25,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
-REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors \
+REGRESS      = clock lease lease_errors lease_purge fencing fencing_errors versioned nonce nonce_errors \
                claims claims_errors stats bad_input versions \
                privileges reinstall tokens upgrade
 REGRESS_OPTS = --load-extension=caio
@@ -36,7 +36,8 @@ REGRESS_OPTS = --load-extension=caio
 ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover clock_shared \
                  fence_paused_holder fence_holds_takeover fence_behind_takeover versioned_race \
                  nonce_two_reservers nonce_reserve_release nonce_stale_mark \
-                 claims_disjoint claim_takeover claim_renew
+                 claims_disjoint claim_takeover claim_renew \
+                 lease_pin acquire_prepared lease_purge
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
 

@@ -162,8 +162,8 @@ INSERT INTO calls (call) VALUES
     ($$caio_use(ROW('bad:held', 'worker-a', 9001))$$);
 
 ------------------------------------------------------------------------------
--- Intervals.  ttl: positive, at most 366 days (months count as 30 days),
--- and later than now by the calendar.  wait: 0 to 1 day.  step: not
+-- Intervals.  ttl: positive and at most 366 days, both with months counted
+-- as 30 days and by the calendar from now.  wait: 0 to 1 day.  step: not
 -- negative in any field.  Infinite intervals, which PostgreSQL 15 cannot
 -- even parse, are swept by the suite versions.
 ------------------------------------------------------------------------------
@@ -174,10 +174,16 @@ CALL add_calls(ARRAY[
   ARRAY[$$NULL$$, $$'0'$$, $$'-1 second'$$, $$'-178000000 years'$$,
         $$'1 mon -30 days'$$, $$'1 mon -29 days'$$, $$'366 days 00:00:00.000001'$$,
         $$'13 mons'$$, $$'1000000 years'$$, $$'178000000 years'$$,
-        $$'71000001 mons -2130000000 days'$$]);
+        $$'71000001 mons -2130000000 days'$$,
+        $$'1000 mons -29634 days'$$, $$'2000000 mons -59999634 days'$$]);
 CALL add_calls(ARRAY[$$caio_acquire('bad:r', 'worker-a', '1 minute', %s)$$],
   ARRAY[$$NULL$$, $$'-1 second'$$, $$'-178000000 years'$$, $$'1 day 00:00:00.000001'$$,
         $$'1 mon'$$, $$'1000000 years'$$, $$'178000000 years'$$]);
+-- older_than: not negative, in any field's sense or by the calendar
+-- (February 2030 less 1 month plus 32 days is in the future).
+CALL add_calls(ARRAY[$$caio_lease_purge(%s)$$],
+  ARRAY[$$NULL$$, $$'-1 second'$$, $$'-178000000 years'$$, $$'1 mon -32 days'$$,
+        $$'178000000 years'$$]);
 CALL add_calls(ARRAY[$$caio_clock_advance(%s)$$],
   ARRAY[$$NULL$$, $$'-1 second'$$, $$'-178000000 years'$$, $$'1 day -1 second'$$,
         $$'-1 mon 31 days'$$, $$'1000000 years'$$, $$'178000000 years'$$]);

@@ -9,3 +9,14 @@
 
 REVOKE ALL ON TYPE caio_lease_state, caio_token_epoch, caio_clock, caio_nonce_wallet,
     caio_nonce_reservation, caio_leases, caio_nonces, caio_nonce_holes, caio_stats FROM PUBLIC;
+
+-- caio_lease_purge: housekeeping of caio_lease_state.  Granted to nobody.
+CREATE FUNCTION caio_lease_purge(older_than interval) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'caio_lease_purge'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION caio_lease_purge(interval) FROM PUBLIC;
+
+-- The views that hide rows become security barriers: a function in the
+-- caller's WHERE clause must not see the rows they hide.
+ALTER VIEW caio_leases SET (security_barrier);
+ALTER VIEW caio_nonce_holes SET (security_barrier);

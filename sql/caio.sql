@@ -181,8 +181,17 @@ CREATE FUNCTION caio_lease_of(resource text) RETURNS caio_lease
     AS 'MODULE_PATHNAME', 'caio_lease_of'
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
 
--- One row per live lease.
-CREATE VIEW caio_leases AS
+-- Housekeeping: delete the leases released or expired more than older_than
+-- ago (by caio_now()), at most 1000 per call, skipping resources in use;
+-- returns how many.  A write under a purged lease's token is refused, and a
+-- new lease still gets a larger token.  Granted to nobody.
+CREATE FUNCTION caio_lease_purge(older_than interval) RETURNS bigint
+    AS 'MODULE_PATHNAME', 'caio_lease_purge'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+
+-- One row per live lease.  A security barrier: a function in the caller's
+-- WHERE clause must not see the rows that the view hides.
+CREATE VIEW caio_leases WITH (security_barrier) AS
     SELECT resource, holder, token, acquired_at, expires_at
       FROM caio_lease_state
      WHERE released_at IS NULL
@@ -269,8 +278,9 @@ CREATE VIEW caio_nonces AS
 
 -- The holes of each wallet: nonces between the chain's count and the next
 -- nonce that no pending transaction uses (never reserved, or released).
--- Every later transaction waits for them; a stuck wallet shows here.
-CREATE VIEW caio_nonce_holes AS
+-- Every later transaction waits for them; a stuck wallet shows here.  A
+-- security barrier, as caio_leases.
+CREATE VIEW caio_nonce_holes WITH (security_barrier) AS
     SELECT w.chain_id, w.address, n.nonce, r.state
       FROM caio_nonce_wallet w
      CROSS JOIN LATERAL generate_series(w.chain_count, w.next_nonce - 1) AS n(nonce)
@@ -358,6 +368,7 @@ REVOKE ALL ON FUNCTION
     caio_renew(caio_lease, interval),
     caio_release(caio_lease),
     caio_lease_of(text),
+    caio_lease_purge(interval),
     caio_protect(regclass, name, name, text),
     caio_use(caio_lease),
     caio_versioned(regclass, name),

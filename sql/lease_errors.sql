@@ -43,6 +43,12 @@ SELECT caio_acquire('errors:r', 'worker-a', '367 days');
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_acquire('errors:r', 'worker-a', '178000000 years');
 \echo :LAST_ERROR_SQLSTATE
+-- Months and days of opposite signs pass "months count as 30 days", but
+-- the calendar makes these 801 days and about 2400 years: the span counts.
+SELECT caio_acquire('errors:r', 'worker-a', '1000 mons -29634 days');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_acquire('errors:r', 'worker-a', '2000000 mons -59999634 days');
+\echo :LAST_ERROR_SQLSTATE
 
 -- caio_acquire: wait
 SELECT caio_acquire('errors:r', 'worker-a', '1 minute', NULL);
@@ -75,6 +81,16 @@ SELECT caio_renew(ROW('errors:held', 'worker-a', 1, NULL, NULL)::caio_lease, '-1
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_renew(ROW('errors:held', 'worker-a', 1, NULL, NULL)::caio_lease, '400 days');
 \echo :LAST_ERROR_SQLSTATE
+SELECT caio_renew(caio_lease_of('errors:held'), '1000 mons -29634 days');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_renew(caio_lease_of('errors:held'), '2000000 mons -59999634 days');
+\echo :LAST_ERROR_SQLSTATE
+-- 366 days by the calendar is still allowed: 12 months and 1 day from
+-- February 2030 (365 + 1 days), renewed back to a minute at once.
+SELECT expires_at - caio_now() AS span
+  FROM caio_renew(caio_lease_of('errors:held'), '12 mons 1 day');
+SELECT expires_at - caio_now() AS span
+  FROM caio_renew(caio_lease_of('errors:held'), '1 minute');
 
 -- caio_release
 SELECT caio_release(NULL);
@@ -92,6 +108,15 @@ SELECT caio_lease_of(NULL);
 SELECT caio_lease_of('');
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_lease_of(repeat('r', 1000));
+\echo :LAST_ERROR_SQLSTATE
+
+-- caio_lease_purge: older_than is not null and not negative, by the
+-- calendar too (February 2030 less 1 month plus 32 days is in the future).
+SELECT caio_lease_purge(NULL);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_lease_purge('-1 second');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_lease_purge('1 mon -32 days');
 \echo :LAST_ERROR_SQLSTATE
 
 -- Wrong types are caught by PostgreSQL before caio runs.

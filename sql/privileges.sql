@@ -183,6 +183,20 @@ SELECT caio_renew(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease, '1
 SELECT caio_release(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease);
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_acquire('priv:r', 'app-1', '1 minute') IS NULL AS same_name_other_role_refused;
+-- Nor can it name the lease in caio_use or the nonce functions (42501),
+-- though caio_lease_of and caio_leases show it: a transaction that did so
+-- would hold the resource until it ends, blocking the holder's release and
+-- every takeover.  (The isolation spec lease_pin shows that the refusal
+-- comes before any lock, and that the holder never waits for it.)
+BEGIN;
+SELECT caio_use(caio_lease_of('priv:r'));
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT caio_nonce_reserve(1, '0xde709f2102306220921060314715629080e2fb77', caio_lease_of('priv:r'));
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_mark(1, '0xde709f2102306220921060314715629080e2fb77', 0, 'signed', NULL,
+                       caio_lease_of('priv:r'));
+\echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 SELECT holder, token = :app_token AS unchanged, released_at IS NULL AS not_released
   FROM caio_lease_state WHERE resource = 'priv:r';
@@ -252,6 +266,28 @@ SET ROLE regress_caio_migrator;
 DROP TABLE regress_jobs;
 RESET ROLE;
 REVOKE CREATE ON SCHEMA public FROM regress_caio_migrator;
+
+-- caio_leases is a security barrier: a cheap function in the caller's WHERE
+-- clause, which the planner would otherwise run before the view's own
+-- conditions, sees only the live leases, never the released or expired
+-- ones that the view hides.
+CREATE FUNCTION regress_leak(text) RETURNS boolean COST 0.0000001 LANGUAGE plpgsql AS $$
+BEGIN
+    IF $1 LIKE 'leak:%' THEN
+        RAISE NOTICE 'leaked %', $1;
+    END IF;
+    RETURN true;
+END $$;
+GRANT EXECUTE ON FUNCTION regress_leak(text) TO regress_caio_app;
+SET ROLE regress_caio_app;
+SELECT caio_release(caio_acquire('leak:released', 'app-1', '1 minute')) AS released;
+SELECT token > 0 AS acquired FROM caio_acquire('leak:expired', 'app-1', '1 millisecond');
+SELECT token > 0 AS acquired FROM caio_acquire('leak:live', 'app-1', '1 minute');
+SELECT pg_sleep(0.01);
+SELECT resource FROM caio_leases WHERE regress_leak(resource) AND resource LIKE 'leak:%';
+SELECT caio_release(caio_lease_of('leak:live')) AS released;
+RESET ROLE;
+DROP FUNCTION regress_leak(text);
 
 -- A superuser may release anyone's lease.
 SELECT caio_release(ROW('priv:r', 'app-1', :app_token, NULL, NULL)::caio_lease) AS released_by_superuser;

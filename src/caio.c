@@ -422,7 +422,12 @@ caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno)
 	return (int64) usecs;
 }
 
-/* now + ttl, refused when the calendar makes it no later than now. */
+/*
+ * now + ttl, refused when the calendar makes it no later than now, or more
+ * than CAIO_TTL_MAX_DAYS later.  caio_arg_ttl counts a month as 30 days, so
+ * months and days of opposite signs ('1000 mons -29634 days') pass it while
+ * the calendar makes the lease far longer: the span is what is limited.
+ */
 TimestampTz
 caio_expiry(TimestampTz now, Interval *ttl)
 {
@@ -437,7 +442,44 @@ caio_expiry(TimestampTz now, Interval *ttl)
 				 errmsg("ttl must be positive"),
 				 errdetail("The ttl given was %s, which ends no later than it starts.",
 						   interval_text(ttl))));
+	if (expires_at - now > (int64) CAIO_TTL_MAX_DAYS * USECS_PER_DAY)
+	{
+		Interval   *span = DatumGetIntervalP(DirectFunctionCall2(timestamp_mi,
+																 TimestampTzGetDatum(expires_at),
+																 TimestampTzGetDatum(now)));
+
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ttl must be at most %d days", CAIO_TTL_MAX_DAYS),
+				 errdetail("The ttl given was %s, which would make the lease last %s.",
+						   interval_text(ttl), interval_text(span)),
+				 errhint("Hold a lease for a shorter time and renew it.")));
+	}
 	return expires_at;
+}
+
+/*
+ * now - span, for an argument that says how long ago: refused when it is
+ * negative, or when the calendar puts it later than now (months and days of
+ * opposite signs).  The first test comes first, so that a huge negative span
+ * is called negative rather than out of range.
+ */
+TimestampTz
+caio_ago(TimestampTz now, Interval *span, const char *what)
+{
+	TimestampTz then = now;
+
+	caio_check_finite(span, what);
+	if (interval_usecs(span) >= 0)
+		then = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+													   TimestampTzGetDatum(now),
+													   IntervalPGetDatum(span)));
+	if (interval_usecs(span) < 0 || then > now)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not be negative", what),
+				 errdetail("The %s given was %s.", what, interval_text(span))));
+	return then;
 }
 
 /* ----------------------------------------------------------------

@@ -105,6 +105,7 @@ extern Interval *caio_arg_ttl(FunctionCallInfo fcinfo, int argno);
 extern int64 caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno);
 extern void caio_check_finite(const Interval *span, const char *what);
 extern TimestampTz caio_expiry(TimestampTz now, Interval *ttl);
+extern TimestampTz caio_ago(TimestampTz now, Interval *span, const char *what);
 extern void caio_check_name(const char *value, const char *what);
 
 /* Tables that caio guards with its triggers. */
@@ -143,6 +144,9 @@ typedef struct CaioLease
 extern void caio_lease_from_arg(FunctionCallInfo fcinfo, int argno, CaioLease *lease);
 extern Datum caio_lease_to_datum(FunctionCallInfo fcinfo, const CaioLease *lease);
 extern bool caio_lease_lookup(const char *resource, CaioLease *lease);
+extern void caio_lease_check_owner(const CaioLease *lease, Oid caller,
+								   const char *action);
+extern void caio_lease_require_holder(const CaioLease *lease);
 
 /* ----------------------------------------------------------------
  * fencing.c: protected tables and caio_use

@@ -186,7 +186,7 @@ refuse_stale_write(Relation rel, const char *resource, int64 token,
 {
 	if (newest == NULL)
 		refuse_stale(rel, resource, token, 0,
-					 psprintf("The write named token " INT64_FORMAT ", but no lease was ever granted for the resource.",
+					 psprintf("The write named token " INT64_FORMAT ", but the resource has no lease on record (none was granted, or it was purged).",
 							  token));
 	if (newest->token == token && newest->released)
 		refuse_stale(rel, resource, token, newest->token,
@@ -204,7 +204,7 @@ refuse_missing_token(Relation rel, const char *resource,
 	const char *table = RelationGetRelationName(rel);
 	char	   *newest_text = newest
 		? psprintf("the newest token for the resource is " INT64_FORMAT, newest->token)
-		: pstrdup("no lease was ever granted for the resource");
+		: pstrdup("the resource has no lease on record (none was granted, or it was purged)");
 
 	caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, rel, resource, "token", NULL,
 						newest ? newest->token : 0);
@@ -225,27 +225,34 @@ refuse_missing_token(Relation rel, const char *resource,
  */
 
 /*
- * Check that a lease is its resource's newest and not released (LK001
- * otherwise), and keep it so until the transaction ends: the resource's lock
- * is held in share mode, so no new lease can be granted meanwhile.
+ * Check that a lease is the caller's (42501 otherwise, before any lock), and
+ * its resource's newest and not released (LK001 otherwise), and keep it so
+ * until the transaction ends: the resource's lock is held in share mode, so
+ * no new lease can be granted meanwhile.  Runs as the caller (before
+ * caio_spi_begin).
  */
 void
 caio_lease_require_current(const CaioLease *lease, CaioLease *newest)
 {
 	bool		found;
 
+	caio_lease_require_holder(lease);
 	caio_resource_lock(caio_resource_key(lease->resource), ShareLock);
 	found = caio_lease_lookup(lease->resource, newest);
 	if (found && newest->token == lease->token && !newest->released &&
 		strcmp(newest->holder, lease->holder) == 0)
+	{
+		/* Again: the token may have been granted since the first look. */
+		caio_lease_check_owner(newest, GetUserId(), "use");
 		return;
+	}
 	caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, lease->resource, "token",
 						&lease->token, found ? newest->token : 0);
 	ereport(ERROR,
 			(errcode(ERRCODE_CAIO_FENCING),
 			 errmsg("lease on resource \"%s\" is not current", lease->resource),
 			 !found
-			 ? errdetail("The lease names token " INT64_FORMAT ", but no lease was ever granted for the resource.",
+			 ? errdetail("The lease names token " INT64_FORMAT ", but the resource has no lease on record (none was granted, or it was purged).",
 						 lease->token)
 			 : newest->token == lease->token && newest->released
 			 ? errdetail("The lease names token " INT64_FORMAT ", which was released; the newest token for the resource is " INT64_FORMAT ".",

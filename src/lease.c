@@ -27,6 +27,7 @@ PG_FUNCTION_INFO_V1(caio_acquire);
 PG_FUNCTION_INFO_V1(caio_renew);
 PG_FUNCTION_INFO_V1(caio_release);
 PG_FUNCTION_INFO_V1(caio_lease_of);
+PG_FUNCTION_INFO_V1(caio_lease_purge);
 
 /* The columns of caio_lease, in order. */
 enum
@@ -185,8 +186,8 @@ lease_is_live(const CaioLease *lease, TimestampTz now)
 }
 
 /* Only the role that holds a lease (or one with its privileges) may touch it. */
-static void
-lease_check_owner(const CaioLease *lease, Oid caller, const char *action)
+void
+caio_lease_check_owner(const CaioLease *lease, Oid caller, const char *action)
 {
 	char	   *role_name;
 
@@ -201,6 +202,26 @@ lease_check_owner(const CaioLease *lease, Oid caller, const char *action)
 					   role_name ? role_name : "(dropped)"),
 			 errhint("Only the role that acquired a lease, or a superuser, can %s it.",
 					 action)));
+}
+
+/*
+ * Refuse (42501) a caller without the privileges of the role that acquired
+ * the lease it names.  caio_use and the nonce functions then hold the
+ * resource's lock until the transaction ends, so this runs before that lock
+ * is taken: otherwise anyone who can read caio_leases could pin another
+ * role's lease, blocking its release and every takeover, for as long as it
+ * keeps a transaction open.  A lease that is not the resource's newest pins
+ * nothing worth refusing here: the check under the lock refuses it (LK001).
+ * The caller is GetUserId(), so this runs before caio_spi_begin.
+ */
+void
+caio_lease_require_holder(const CaioLease *lease)
+{
+	CaioLease	newest;
+
+	if (caio_lease_lookup(lease->resource, &newest) &&
+		newest.token == lease->token)
+		caio_lease_check_owner(&newest, GetUserId(), "use");
 }
 
 /* ----------------------------------------------------------------
@@ -324,14 +345,33 @@ usecs_since(instr_time start)
 	return (int64) INSTR_TIME_GET_MICROSEC(now);
 }
 
-/* How long to sleep: until the deadline, or until the busy lease expires. */
+/*
+ * The longest a waiter sleeps before it looks again, whatever it was told.
+ * Whoever changes a resource wakes its waiters when its transaction ends, but
+ * only from a session that has caio loaded, and only at the end of a
+ * transaction that it runs itself.  A transaction that is PREPAREd hands its
+ * locks and its changes to COMMIT PREPARED or ROLLBACK PREPARED, which may run
+ * in any session, maybe one that never loaded caio, and without
+ * shared_preload_libraries nothing of caio runs there: nobody would wake the
+ * waiters.  So every sleep ends after this long at most.  A look costs a
+ * primary key lookup without a lock while the lease is held (see
+ * lease_try_acquire), or a lock attempt that fails without waiting, so once a
+ * second per waiter is cheap, and it bounds what a prepared transaction adds
+ * to a waiter's delay by one second.
+ */
+#define ACQUIRE_MAX_SLEEP_MS	1000
+
+/*
+ * How long to sleep: until the deadline, or until the busy lease expires,
+ * and never longer than ACQUIRE_MAX_SLEEP_MS.
+ */
 static long
 acquire_sleep_ms(AcquireOutcome outcome, int64 remaining_usecs,
 				 TimestampTz busy_until)
 {
 	bool		frozen;
 	TimestampTz now = caio_clock_now(&frozen);
-	int64		usecs = remaining_usecs;
+	int64		usecs = Min(remaining_usecs, ACQUIRE_MAX_SLEEP_MS * INT64CONST(1000));
 
 	/* A frozen clock moves only by caio_clock_*, which wakes us. */
 	if (outcome == ACQUIRE_HELD && !frozen)
@@ -472,7 +512,7 @@ caio_renew(PG_FUNCTION_ARGS)
 	renewed = lease_update_held(&renew_plan, &lease, lease.expires_at, now,
 								&lease.acquired_at);
 	if (renewed)
-		lease_check_owner(&lease, spi.caller, "renew");
+		caio_lease_check_owner(&lease, spi.caller, "renew");
 	else
 		caio_resource_unlock(key, ShareLock);	/* changed nothing: hold nothing */
 	caio_spi_end(&spi);
@@ -505,7 +545,7 @@ caio_release(PG_FUNCTION_ARGS)
 	matched = lease_update_held(&release_plan, &lease, now, now,
 								&lease.expires_at);
 	if (matched)
-		lease_check_owner(&lease, spi.caller, "release");
+		caio_lease_check_owner(&lease, spi.caller, "release");
 	else
 		caio_resource_unlock(key, ExclusiveLock);	/* changed nothing */
 	caio_spi_end(&spi);
@@ -528,4 +568,123 @@ caio_lease_of(PG_FUNCTION_ARGS)
 	if (!live)
 		PG_RETURN_NULL();
 	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &lease));
+}
+
+/* ----------------------------------------------------------------
+ * Purge
+ * ----------------------------------------------------------------
+ */
+
+/*
+ * A purge deletes at most this many leases per call, looking at as many
+ * candidates per statement.  Each deleted lease keeps its resource's lock
+ * until the transaction ends (see caio_lease_purge), and those locks live in
+ * the shared lock table, which is sized for about max_locks_per_transaction
+ * (64) locks per connection: a thousand leave it room, and keep the purge's
+ * transaction short.
+ */
+#define PURGE_BATCH		1000
+
+static const Oid purge_scan_args[] = {TEXTOID, TIMESTAMPTZOID, INT4OID};
+static CaioPlan purge_scan_plan = CAIO_PLAN(
+	"SELECT resource FROM @extschema@.caio_lease_state"
+	" WHERE resource OPERATOR(pg_catalog.>) $1"
+	"   AND (expires_at OPERATOR(pg_catalog.<) $2"
+	"        OR released_at OPERATOR(pg_catalog.<) $2)"
+	" ORDER BY resource LIMIT $3", purge_scan_args);
+static const Oid purge_args[] = {TEXTOID, TIMESTAMPTZOID};
+static CaioPlan purge_plan = CAIO_PLAN(
+	"DELETE FROM @extschema@.caio_lease_state"
+	" WHERE resource OPERATOR(pg_catalog.=) $1"
+	"   AND (expires_at OPERATOR(pg_catalog.<) $2"
+	"        OR released_at OPERATOR(pg_catalog.<) $2)", purge_args);
+
+/*
+ * Up to `limit` resources after `after` whose lease ended before cutoff, in
+ * order, copied out of SPI's result (the deletes overwrite it).
+ */
+static int
+purge_candidates(const char *after, TimestampTz cutoff, int limit,
+				 char **resources)
+{
+	Datum		values[3] = {CStringGetTextDatum(after),
+		TimestampTzGetDatum(cutoff), Int32GetDatum(limit)};
+	int			n = (int) caio_spi_run(&purge_scan_plan, values, NULL, true);
+
+	for (int i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		resources[i] = TextDatumGetCString(caio_spi_value(i, 1, &isnull));
+	}
+	SPI_freetuptable(SPI_tuptable);
+	return n;
+}
+
+/*
+ * Delete one resource's row if its lease still ended before cutoff.  Under
+ * the resource's lock, taken without waiting and kept until the transaction
+ * ends, like a release's: the row is read and changed only by those who hold
+ * that lock, so nobody is using it while it goes, and until the delete
+ * commits nobody sees a row that is about to vanish (an acquire would
+ * otherwise queue behind the delete's row lock, and then find nothing to
+ * update).  A resource that someone is using is skipped: it is not idle.
+ */
+static bool
+purge_one(const char *resource, TimestampTz cutoff)
+{
+	uint64		key = caio_resource_key(resource);
+	Datum		values[2] = {CStringGetTextDatum(resource),
+	TimestampTzGetDatum(cutoff)};
+
+	if (!caio_resource_trylock(key))
+		return false;
+	if (caio_spi_run(&purge_plan, values, NULL, false) > 0)
+		return true;
+	caio_resource_unlock(key, ExclusiveLock);	/* renewed meanwhile */
+	return false;
+}
+
+/*
+ * Delete the leases that were released or expired more than older_than ago,
+ * at most PURGE_BATCH per call; returns how many.  Tokens come from one
+ * sequence, so a new lease on a purged resource still gets a larger token,
+ * and a write under a purged lease's token finds no lease and is refused.
+ */
+Datum
+caio_lease_purge(PG_FUNCTION_ARGS)
+{
+	Interval   *older_than;
+	TimestampTz cutoff;
+	MemoryContext batch_context;
+	CaioSpi		spi;
+	char	   *resources[PURGE_BATCH];
+	char	   *after = pstrdup("");	/* below every resource: they are not empty */
+	int64		deleted = 0;
+
+	caio_arg_required(fcinfo, 0, "older_than", NULL);
+	older_than = PG_GETARG_INTERVAL_P(0);
+	cutoff = caio_ago(caio_clock_now(NULL), older_than, "older_than");
+
+	batch_context = AllocSetContextCreate(CurrentMemoryContext,
+										  "caio purge batch", ALLOCSET_DEFAULT_SIZES);
+	caio_spi_begin(&spi);
+	while (deleted < PURGE_BATCH)
+	{
+		MemoryContext old_context = MemoryContextSwitchTo(batch_context);
+		int			n = purge_candidates(after, cutoff, PURGE_BATCH, resources);
+
+		for (int i = 0; i < n && deleted < PURGE_BATCH; i++)
+			if (purge_one(resources[i], cutoff))
+				deleted++;
+		MemoryContextSwitchTo(old_context);
+		if (n < PURGE_BATCH)
+			break;
+		after = pstrdup(resources[n - 1]);
+		MemoryContextReset(batch_context);
+		CHECK_FOR_INTERRUPTS();
+	}
+	caio_spi_end(&spi);
+	MemoryContextDelete(batch_context);
+	PG_RETURN_INT64(deleted);
 }

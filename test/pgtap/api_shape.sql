@@ -1,7 +1,7 @@
 -- The API's shape, as the contract in DESIGN.md names it: types, functions
 -- with their argument names, defaults and results, the view, and privileges.
 BEGIN;
-SELECT plan(97);
+SELECT plan(104);
 
 SELECT has_extension('caio', 'the extension is installed');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
@@ -28,6 +28,8 @@ SELECT has_function('caio_release', ARRAY['caio_lease']);
 SELECT function_returns('caio_release', ARRAY['caio_lease'], 'boolean');
 SELECT has_function('caio_lease_of', ARRAY['text']);
 SELECT function_returns('caio_lease_of', ARRAY['text'], 'caio_lease');
+SELECT has_function('caio_lease_purge', ARRAY['interval']);
+SELECT function_returns('caio_lease_purge', ARRAY['interval'], 'bigint');
 SELECT has_function('caio_now', ARRAY[]::name[]);
 SELECT function_returns('caio_now', ARRAY[]::name[], 'timestamp with time zone');
 SELECT has_function('caio_clock_set', ARRAY['timestamp with time zone']);
@@ -59,6 +61,8 @@ SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_release(caio_lease)
           ARRAY['lease'], 'caio_release takes (lease)');
 SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_lease_of(text)'::regprocedure),
           ARRAY['resource'], 'caio_lease_of takes (resource)');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_lease_purge(interval)'::regprocedure),
+          ARRAY['older_than'], 'caio_lease_purge takes (older_than)');
 
 -- Nonce reservation
 SELECT has_function('caio_nonce_reserve', ARRAY['bigint', 'text', 'caio_lease']);
@@ -119,6 +123,11 @@ SELECT volatility_is('caio_now', ARRAY[]::name[], 'volatile');
 -- The view
 SELECT has_view('caio_leases');
 SELECT columns_are('caio_leases', ARRAY['resource', 'holder', 'token', 'acquired_at', 'expires_at']);
+-- Every view that hides rows is a security barrier (DESIGN, Security).
+SELECT ok((SELECT 'security_barrier=true' = ANY (reloptions) FROM pg_class WHERE oid = 'caio_leases'::regclass),
+          'caio_leases is a security_barrier view');
+SELECT ok((SELECT 'security_barrier=true' = ANY (reloptions) FROM pg_class WHERE oid = 'caio_nonce_holes'::regclass),
+          'caio_nonce_holes is a security_barrier view');
 
 -- The counters (README, Observability)
 SELECT has_view('caio_stats');
@@ -148,6 +157,8 @@ SELECT function_privs_are('caio_acquire', ARRAY['text', 'text', 'interval', 'int
 SELECT function_privs_are('caio_renew', ARRAY['caio_lease', 'interval'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_release', ARRAY['caio_lease'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_lease_of', ARRAY['text'], 'public', ARRAY[]::text[]);
+SELECT function_privs_are('caio_lease_purge', ARRAY['interval'], 'public', ARRAY[]::text[]);
+SELECT isnt_strict('caio_lease_purge', ARRAY['interval']);
 SELECT function_privs_are('caio_now', ARRAY[]::name[], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_protect', ARRAY['regclass', 'name', 'name', 'text'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_use', ARRAY['caio_lease'], 'public', ARRAY[]::text[]);
