@@ -338,7 +338,8 @@ CALL add_calls(ARRAY[$$caio_claim(NULL::bad_jobs, 'worker-a', '1 minute', 1, %s)
         $$'EXISTS (SELECT FROM no_such_table)'$$, $$'1 / 0 = 1'$$,
         $$'generate_series(1, 2) = id'$$, $$'count(*) > 0'$$,
         $$'row_number() OVER () = 1'$$,
-        $$'(WITH d AS (DELETE FROM bad_jobs RETURNING 1) SELECT true)'$$]);
+        $$'(WITH d AS (DELETE FROM bad_jobs RETURNING 1) SELECT true)'$$,
+        $$'EXISTS (SELECT caio_claim(NULL::bad_jobs, ''b'', ''1s''))'$$]);
 
 ------------------------------------------------------------------------------
 -- Trigger functions run only as the triggers caio installs.

@@ -35,6 +35,12 @@ SELECT count(*) AS nothing_left FROM caio_claim(NULL::operations, 'worker-d', '3
 UPDATE operations SET state = 'done', result = 'sent',
        claim_holder = NULL, claim_expires_at = NULL, claim_token = 8001
  WHERE id = 1;
+-- Its claim is over: the same finish again (say, retried after a lost
+-- reply) names a released claim's token, and is refused (LK001).
+UPDATE operations SET state = 'done', result = 'sent',
+       claim_holder = NULL, claim_expires_at = NULL, claim_token = 8001
+ WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
 -- worker-a renews row 2 for long work.
 UPDATE operations SET claim_expires_at = caio_now() + '1 minute', claim_token = 8002 WHERE id = 2;
 -- worker-b releases row 3 without finishing: it can be claimed again.
@@ -101,8 +107,8 @@ SELECT id, region, claim_holder, claim_token > 0 AS has_token FROM caio_claim(NU
 UPDATE regional_jobs SET state = 'done' WHERE id = 1;
 \echo :LAST_ERROR_SQLSTATE
 -- A row once claimed cannot move to another partition: the move deletes it
--- under its live claim (LK003), and once the claim has ended the insert
--- would bring a token into a partition that never issued it (LK001).
+-- under its live claim (LK003), and once the claim has ended, no write
+-- names its token any more (LK001).
 UPDATE regional_jobs SET region = 'us', claim_token = claim_token WHERE id = 2;
 \echo :LAST_ERROR_SQLSTATE
 UPDATE regional_jobs SET claim_holder = NULL, claim_expires_at = NULL, claim_token = claim_token WHERE id = 2;

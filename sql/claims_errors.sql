@@ -107,8 +107,97 @@ SET ROLE regress_caio_worker;
 SELECT id, claim_holder FROM caio_claim(NULL::plain, 'worker-a', '30 seconds');
 RESET ROLE;
 
+-- A released claim is over.  Its holder's later writes naming its token are
+-- refused (LK001), also one that tries to hold the row again: only
+-- caio_claim grants a claim.  A release clears both claim_holder and
+-- claim_expires_at (22023 otherwise), and a renew through an UPDATE keeps
+-- to caio_claim's ttl limit of 366 days (22023).
+SET timezone = 'UTC';
+SET datestyle = 'ISO';
+SELECT caio_clock_set('2030-01-01 00:00:00+00');
+SELECT setval('caio_token_seq', 9100);
+CREATE TABLE released_jobs (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending');
+INSERT INTO released_jobs (id) VALUES (1), (2);
+SELECT caio_claimable('released_jobs');
+SELECT id, claim_holder, claim_token FROM caio_claim(NULL::released_jobs, 'worker-a', '30 seconds', 2) ORDER BY id;
+-- Row 1 released under its token; then written under it again, held again.
+UPDATE released_jobs SET claim_holder = NULL, claim_expires_at = NULL, claim_token = 9101 WHERE id = 1;
+UPDATE released_jobs SET state = 'done', claim_token = 9101 WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE released_jobs SET claim_holder = 'worker-a', claim_expires_at = caio_now() + '1 day',
+       claim_token = 9101 WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE released_jobs SET claim_holder = 'worker-a', claim_expires_at = caio_now() + '1 day' WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+-- Half a release.
+UPDATE released_jobs SET claim_holder = NULL, claim_token = 9102 WHERE id = 2;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE released_jobs SET claim_expires_at = NULL, claim_token = 9102 WHERE id = 2;
+\echo :LAST_ERROR_SQLSTATE
+-- Renewing: 366 days is the most, as for caio_claim's ttl.
+UPDATE released_jobs SET claim_expires_at = caio_now() + '367 days', claim_token = 9102 WHERE id = 2;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE released_jobs SET claim_expires_at = 'infinity', claim_token = 9102 WHERE id = 2;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE released_jobs SET claim_expires_at = caio_now() + '366 days', claim_token = 9102 WHERE id = 2;
+-- Finishing in one UPDATE (state and release under the token) still lands.
+UPDATE released_jobs SET state = 'done', claim_holder = NULL, claim_expires_at = NULL,
+       claim_token = 9102 WHERE id = 2;
+SELECT id, state, claim_holder, claim_token, claim_expires_at FROM released_jobs ORDER BY id;
+-- caio_claim finds the released rows, and its new tokens write.
+SELECT id, claim_holder, claim_token FROM caio_claim(NULL::released_jobs, 'worker-b', '30 seconds', 2) ORDER BY id;
+UPDATE released_jobs SET state = 'pending', claim_token = 9103 WHERE id = 1;
+SELECT id, state, claim_holder, claim_token FROM released_jobs ORDER BY id;
+SELECT caio_clock_reset() IS NOT NULL AS reset;
+
+-- A claim inside a claim on the same rows: from the filter, on the table or
+-- on a partition of the table claimed (55006), before any row is touched.
+CREATE TABLE nested_jobs (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending');
+INSERT INTO nested_jobs (id) SELECT generate_series(1, 3);
+SELECT caio_claimable('nested_jobs');
+SELECT id FROM caio_claim(NULL::nested_jobs, 'worker-a', '30 seconds', 3,
+    $$id = 1 OR EXISTS (SELECT FROM caio_claim(NULL::nested_jobs, 'worker-b', '30 seconds', 1, 'id = ' || id - 1))$$);
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FILTER (WHERE claim_token IS NOT NULL) AS claimed FROM nested_jobs;
+CREATE TABLE nested_parts (id int, state text NOT NULL DEFAULT 'pending') PARTITION BY RANGE (id);
+CREATE TABLE nested_parts_low PARTITION OF nested_parts FOR VALUES FROM (0) TO (10);
+INSERT INTO nested_parts (id) SELECT generate_series(1, 3);
+SELECT caio_claimable('nested_parts');
+SELECT id FROM caio_claim(NULL::nested_parts, 'worker-a', '30 seconds', 3,
+    $$id IN (SELECT id FROM caio_claim(NULL::nested_parts_low, 'worker-b', '30 seconds', 1))$$);
+\echo :LAST_ERROR_SQLSTATE
+-- ... or from a trigger that the claim fired, on the same table.
+CREATE FUNCTION claim_one_more() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM caio_claim(NULL::nested_jobs, NEW.claim_holder || '/more', '30 seconds');
+    RETURN NEW;
+END $$;
+CREATE TRIGGER claim_one_more AFTER UPDATE OF claim_token ON nested_jobs
+    FOR EACH ROW EXECUTE FUNCTION claim_one_more();
+SELECT id FROM caio_claim(NULL::nested_jobs, 'worker-a', '30 seconds');
+\echo :LAST_ERROR_SQLSTATE
+DROP TRIGGER claim_one_more ON nested_jobs;
+-- A claim on another table is fine there.
+SELECT id, claim_holder FROM caio_claim(NULL::nested_jobs, 'worker-a', '30 seconds', 3,
+    $$id IN (SELECT id FROM caio_claim(NULL::nested_parts, 'worker-b', '30 seconds', 1))$$);
+SELECT count(*) FILTER (WHERE claim_token IS NOT NULL) AS claimed FROM nested_parts;
+
+-- The owner's BEFORE UPDATE trigger that returns NULL for caio's claim of a
+-- row: the claim fails (27000), and no row is claimed.
+CREATE TABLE skipping_jobs (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending');
+INSERT INTO skipping_jobs (id) SELECT generate_series(1, 3);
+SELECT caio_claimable('skipping_jobs');
+CREATE FUNCTION skip_even_rows() RETURNS trigger LANGUAGE plpgsql AS
+    $$BEGIN IF NEW.id % 2 = 0 THEN RETURN NULL; END IF; RETURN NEW; END$$;
+CREATE TRIGGER skip_even BEFORE UPDATE ON skipping_jobs
+    FOR EACH ROW EXECUTE FUNCTION skip_even_rows();
+SELECT id FROM caio_claim(NULL::skipping_jobs, 'worker-a', '30 seconds', 3);
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FILTER (WHERE claim_token IS NOT NULL) AS claimed FROM skipping_jobs;
+
 DROP TABLE plain CASCADE;
-DROP TABLE badly_typed, impostor, generated_token, identity_token;
-DROP FUNCTION let_everything_through();
+DROP TABLE badly_typed, impostor, generated_token, identity_token, released_jobs,
+    nested_jobs, nested_parts, skipping_jobs;
+DROP FUNCTION let_everything_through(), skip_even_rows(), claim_one_more();
 DROP OWNED BY regress_caio_worker;
 DROP ROLE regress_caio_worker;

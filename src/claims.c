@@ -17,11 +17,14 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/relation.h"
 #include "access/table.h"
+#include "catalog/partition.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/tablecmds.h"
 #include "commands/trigger.h"
+#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -66,32 +69,32 @@ static const ClaimColumn claim_columns[CLAIM_NCOLUMNS] = {
 };
 
 /*
- * The rows caio_claim is giving new tokens right now, which the trigger lets
- * through: each entry names the row (its table and tuple) and the token, so
- * the trigger lets that one write through and no other.  A claim made from
- * within a trigger that the claim fired saves and restores the outer one.
+ * The claims running in this backend, innermost first (a claim can run in a
+ * trigger that another claim fired).  Each names its table, and once it
+ * gives its rows their new tokens, the rows (table and tuple) and the
+ * tokens, which the trigger lets through: each entry that one write and no
+ * other.
  */
-typedef struct ClaimsInProgress
+typedef struct ClaimRun
 {
+	Relation	rel;
 	int			count;
 	const Oid  *reloids;
 	const ItemPointerData *tids;
 	const int64 *tokens;
-} ClaimsInProgress;
+	const struct ClaimRun *outer;
+} ClaimRun;
 
-static const ClaimsInProgress *claims_in_progress = NULL;
+static const ClaimRun *claims_running = NULL;
 
 static bool
 claim_in_progress(Oid relid, ItemPointer tid, int64 token)
 {
-	const ClaimsInProgress *c = claims_in_progress;
-
-	if (c == NULL)
-		return false;
-	for (int i = 0; i < c->count; i++)
-		if (c->tokens[i] == token && c->reloids[i] == relid &&
-			ItemPointerEquals((ItemPointer) &c->tids[i], tid))
-			return true;
+	for (const ClaimRun *run = claims_running; run != NULL; run = run->outer)
+		for (int i = 0; i < run->count; i++)
+			if (run->tokens[i] == token && run->reloids[i] == relid &&
+				ItemPointerEquals((ItemPointer) &run->tids[i], tid))
+				return true;
 	return false;
 }
 
@@ -156,12 +159,14 @@ caio_claimable(PG_FUNCTION_ARGS)
 static const char *claim_hint =
 "Name the token your claim returned; if the row's token is newer, the claim was taken over: stop working on the row.";
 
-pg_noreturn static void refuse_claim_write(Relation rel, int64 named, int64 current);
+pg_noreturn static void refuse_claim_write(Relation rel, int64 named, int64 current,
+											  const char *detail, const char *hint);
 pg_noreturn static void refuse_claim_missing(Relation rel, int64 current, const char *what,
 											 const char *hint);
 
 static void
-refuse_claim_write(Relation rel, int64 named, int64 current)
+refuse_claim_write(Relation rel, int64 named, int64 current, const char *detail,
+				   const char *hint)
 {
 	/* Claimed rows belong to no resource. */
 	caio_refusal_tokens(ERRCODE_CAIO_FENCING, rel, NULL, "claim token",
@@ -170,12 +175,8 @@ refuse_claim_write(Relation rel, int64 named, int64 current)
 			(errcode(ERRCODE_CAIO_FENCING),
 			 errmsg("stale claim token for a row of table \"%s\"",
 					RelationGetRelationName(rel)),
-			 current == 0
-			 ? errdetail("The write named claim token " INT64_FORMAT ", but the row was never claimed; claim tokens come from caio_claim() only.",
-						 named)
-			 : errdetail("The write named claim token " INT64_FORMAT ", but the row's claim token is " INT64_FORMAT ".",
-						 named, current),
-			 errhint("%s", claim_hint), errtable(rel)));
+			 errdetail_internal("%s", detail),
+			 errhint("%s", hint), errtable(rel)));
 }
 
 static void
@@ -193,34 +194,94 @@ refuse_claim_missing(Relation rel, int64 current, const char *what,
 			 errtable(rel)));
 }
 
-/* A row's claim token, or 0 when it has none. */
-static int64
-row_token(HeapTuple row, TupleDesc desc, int attnum)
+/* A row's claim columns, as the trigger reads them. */
+typedef struct ClaimState
+{
+	int64		token;			/* 0 when it has none */
+	bool		holder_null;
+	bool		expires_null;
+	Datum		holder;
+	TimestampTz expires_at;
+} ClaimState;
+
+static void
+claim_state(HeapTuple row, TupleDesc desc, const int *att, ClaimState *state)
 {
 	bool		isnull;
-	Datum		value = SPI_getbinval(row, desc, attnum, &isnull);
+	Datum		token = SPI_getbinval(row, desc, att[CLAIM_TOKEN], &isnull);
 
-	return isnull ? 0 : DatumGetInt64(value);
+	state->token = isnull ? 0 : DatumGetInt64(token);
+	state->holder = SPI_getbinval(row, desc, att[CLAIM_HOLDER], &state->holder_null);
+	state->expires_at = DatumGetTimestampTz(SPI_getbinval(row, desc, att[CLAIM_EXPIRES_AT],
+														  &state->expires_null));
+}
+
+/*
+ * Whether a row is held: it has a token, a holder and an expiry.  A row
+ * whose holder or expiry was cleared under its token was released, and its
+ * token will never be the token of a claim again.
+ */
+static bool
+claim_held(const ClaimState *state)
+{
+	return state->token != 0 && !state->holder_null && !state->expires_null;
 }
 
 /* Whether a row's claim is live: held, and not expired by caio's clock. */
 static bool
-row_claim_live(HeapTuple row, TupleDesc desc, const int *att)
+claim_live(const ClaimState *state)
 {
-	bool		holder_null;
-	bool		expires_null;
-	Datum		expires;
-
-	(void) SPI_getbinval(row, desc, att[CLAIM_HOLDER], &holder_null);
-	expires = SPI_getbinval(row, desc, att[CLAIM_EXPIRES_AT], &expires_null);
-	return !holder_null && !expires_null &&
-		DatumGetTimestampTz(expires) > caio_clock_now(NULL);
+	return claim_held(state) && state->expires_at > caio_clock_now(NULL);
 }
 
 /*
- * Once a row has a claim token, every UPDATE must set claim_token to it;
- * nobody but caio_claim may give a row a new one; a row under a live claim
- * cannot be deleted (a DELETE cannot name a token).
+ * The holder's own write to its row (the token is right, the claim held):
+ * it may renew, release, or leave the claim as it is, but a release clears
+ * both columns (a row half released would hide from caio_claim, or be taken
+ * over while it names a holder), and a renew keeps to caio_claim's ttl limit.
+ */
+static void
+claim_check_holder_write(Relation rel, const ClaimState *old, const ClaimState *new)
+{
+	TimestampTz now;
+	int64		ahead;
+	char	   *asked;
+
+	if (new->holder_null != new->expires_null)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a claim is released by clearing both claim_holder and claim_expires_at"),
+				 errdetail("The write to a row of table \"%s\" set %s to NULL but not %s.",
+						   RelationGetRelationName(rel),
+						   new->holder_null ? "claim_holder" : "claim_expires_at",
+						   new->holder_null ? "claim_expires_at" : "claim_holder"),
+				 errhint("Set both to NULL to release the claim, or neither to keep it."),
+				 errtable(rel)));
+	if (new->expires_null || new->expires_at == old->expires_at)
+		return;
+
+	now = caio_clock_now(NULL);
+	if (TIMESTAMP_IS_NOBEGIN(new->expires_at) ||
+		(!TIMESTAMP_IS_NOEND(new->expires_at) &&
+		 !pg_sub_s64_overflow(new->expires_at, now, &ahead) &&
+		 ahead <= (int64) CAIO_TTL_MAX_DAYS * USECS_PER_DAY))
+		return;
+	/* timestamptz_to_str's result lives until its next call. */
+	asked = pstrdup(timestamptz_to_str(new->expires_at));
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("a claim may be renewed for at most %d days", CAIO_TTL_MAX_DAYS),
+			 errdetail("The write set claim_expires_at to %s, and caio_now() is %s.",
+					   asked, timestamptz_to_str(now)),
+			 errhint("Renew for a shorter time (caio_claim's ttl has the same limit), and renew again before it ends."),
+			 errtable(rel)));
+}
+
+/*
+ * Once a row has a claim token, every UPDATE must set claim_token to it, and
+ * once its claim was released, no UPDATE can name that token any more;
+ * nobody but caio_claim may give a row a new token, or hold it again; a row
+ * under a live claim cannot be deleted (a DELETE cannot name a token).
  */
 Datum
 caio_claim_trigger(PG_FUNCTION_ARGS)
@@ -228,9 +289,10 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	TriggerData *td = caio_trigger_data(fcinfo, "caio_claimable", 0);
 	Relation	rel = td->tg_relation;
 	TupleDesc	desc = RelationGetDescr(rel);
+	HeapTuple	result = td->tg_newtuple ? td->tg_newtuple : td->tg_trigtuple;
 	int			att[CLAIM_NCOLUMNS];
-	int64		old_token = 0;
-	int64		new_token;
+	ClaimState	old = {0};
+	ClaimState	new;
 
 	for (int i = 0; i < CLAIM_NCOLUMNS; i++)
 		att[i] = caio_trigger_column(rel, claim_columns[i].name, "claim column",
@@ -238,39 +300,52 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 
 	if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
 	{
-		if (row_claim_live(td->tg_trigtuple, desc, att))
-			refuse_claim_missing(rel, row_token(td->tg_trigtuple, desc, att[CLAIM_TOKEN]),
-								 "a DELETE cannot name it",
+		claim_state(td->tg_trigtuple, desc, att, &old);
+		if (claim_live(&old))
+			refuse_claim_missing(rel, old.token, "a DELETE cannot name it",
 								 "Release the claim first (an UPDATE that sets claim_holder and claim_expires_at to NULL and names the token), or let it expire.");
 		return PointerGetDatum(td->tg_trigtuple);
 	}
 
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
-		old_token = row_token(td->tg_trigtuple, desc, att[CLAIM_TOKEN]);
-	new_token = row_token(td->tg_newtuple ? td->tg_newtuple : td->tg_trigtuple,
-						  desc, att[CLAIM_TOKEN]);
+		claim_state(td->tg_trigtuple, desc, att, &old);
+	claim_state(result, desc, att, &new);
 
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
-		claim_in_progress(RelationGetRelid(rel), &td->tg_trigtuple->t_self, new_token))
+		claim_in_progress(RelationGetRelid(rel), &td->tg_trigtuple->t_self, new.token))
 		;						/* caio_claim giving the row its new token */
-	else if (old_token == 0)
+	else if (old.token == 0)
 	{
-		if (new_token != 0)
-			refuse_claim_write(rel, new_token, 0);
+		if (new.token != 0)
+			refuse_claim_write(rel, new.token, 0,
+							   psprintf("The write named claim token " INT64_FORMAT ", but the row was never claimed; claim tokens come from caio_claim() only.",
+										new.token),
+							   claim_hint);
 	}
 	else if (!bms_is_member(att[CLAIM_TOKEN] - FirstLowInvalidHeapAttributeNumber,
 							td->tg_updatedcols))
-		refuse_claim_missing(rel, old_token, "the write did not set claim_token",
+		refuse_claim_missing(rel, old.token, "the write did not set claim_token",
 							 "Set claim_token to the token your claim returned.");
-	else if (new_token == 0)
-		refuse_claim_missing(rel, old_token, "the write set claim_token to NULL",
+	else if (new.token == 0)
+		refuse_claim_missing(rel, old.token, "the write set claim_token to NULL",
 							 "Set claim_token to the token your claim returned.");
-	else if (new_token != old_token)
-		refuse_claim_write(rel, new_token, old_token);
+	else if (new.token != old.token)
+		refuse_claim_write(rel, new.token, old.token,
+						   psprintf("The write named claim token " INT64_FORMAT ", but the row's claim token is " INT64_FORMAT ".",
+									new.token, old.token),
+						   claim_hint);
+	else if (!claim_held(&old))
+		refuse_claim_write(rel, new.token, old.token,
+						   psprintf("The write named claim token " INT64_FORMAT ", whose claim was released; only caio_claim() can claim the row again.",
+									new.token),
+						   "A released claim is over: claim the row again with caio_claim() to write to it.");
 	else
+	{
+		claim_check_holder_write(rel, &old, &new);
 		caio_count(CAIO_WRITES_ACCEPTED, 1);
+	}
 
-	return PointerGetDatum(td->tg_newtuple ? td->tg_newtuple : td->tg_trigtuple);
+	return PointerGetDatum(result);
 }
 
 /* ----------------------------------------------------------------
@@ -523,6 +598,26 @@ claim_trigger_in_place(Relation rel)
 }
 
 /*
+ * Whether the caller may claim rows of the table at all: it needs SELECT and
+ * UPDATE on the table (or on some of its columns; the statements that claim
+ * check the columns).  Checked before the table is locked, so that a caller
+ * with no business on the table cannot queue behind, or in front of, the
+ * locks of those who have (as PostgreSQL's RangeVarGetRelidExtended
+ * callbacks do).
+ */
+static void
+claim_check_privileges(Oid table, const char *name)
+{
+	const AclMode modes[2] = {ACL_SELECT, ACL_UPDATE};
+	Oid			role = GetUserId();
+
+	for (size_t i = 0; i < lengthof(modes); i++)
+		if (pg_class_aclcheck(table, role, modes[i]) != ACLCHECK_OK &&
+			pg_attribute_aclcheck_all(table, role, modes[i], ACLMASK_ANY) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
+}
+
+/*
  * The claimable table that a NULL::table argument names, opened.  It is
  * claimable when caio's claim trigger on it is in place and enabled: without
  * it, nothing would fence the rows that caio_claim hands out.
@@ -533,6 +628,7 @@ claim_table_open(FunctionCallInfo fcinfo)
 	Oid			type = get_fn_expr_argtype(fcinfo->flinfo, 0);
 	Oid			relid = OidIsValid(type) ? typeidTypeRelid(type) : InvalidOid;
 	char		relkind = OidIsValid(relid) ? get_rel_relkind(relid) : '\0';
+	char	   *name = OidIsValid(relid) ? get_rel_name(relid) : NULL;
 	Relation	rel;
 
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
@@ -541,7 +637,13 @@ claim_table_open(FunctionCallInfo fcinfo)
 				 errmsg("rowtype must name a table, as NULL::table_name"),
 				 errdetail("The rowtype given is of type %s.",
 						   OidIsValid(type) ? format_type_be(type) : "unknown")));
-	rel = table_open(relid, AccessShareLock);
+	claim_check_privileges(relid, name);
+	rel = try_relation_open(relid, AccessShareLock);
+	if (rel == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("table \"%s\" was dropped", name),
+				 errdetail("Another transaction dropped the table while caio_claim waited for it.")));
 	if (!claim_trigger_in_place(rel))
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
@@ -551,6 +653,35 @@ claim_table_open(FunctionCallInfo fcinfo)
 						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 													RelationGetRelationName(rel)))));
 	return rel;
+}
+
+/* Whether two tables share rows: the same table, or a partition and its ancestor. */
+static bool
+claim_tables_overlap(Oid a, Oid b)
+{
+	return a == b ||
+		(get_rel_relispartition(a) && list_member_oid(get_partition_ancestors(a), b)) ||
+		(get_rel_relispartition(b) && list_member_oid(get_partition_ancestors(b), a));
+}
+
+/*
+ * A claim nested in a claim on the same rows (called from the outer one's
+ * filter, or from a trigger that it fired) would change rows that the outer
+ * one has picked, and the outer one would then hand out claims it never
+ * wrote.  Refused before either touches a row.
+ */
+static void
+claim_check_not_nested(Relation rel)
+{
+	for (const ClaimRun *run = claims_running; run != NULL; run = run->outer)
+		if (claim_tables_overlap(RelationGetRelid(rel), RelationGetRelid(run->rel)))
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_IN_USE),
+					 errmsg("caio_claim cannot run inside a caio_claim on the same rows"),
+					 errdetail("A caio_claim on table \"%s\" is running in this session, and this claim on table \"%s\" was called from its filter or from a trigger it fired.",
+							   RelationGetRelationName(run->rel), RelationGetRelationName(rel)),
+					 errhint("Claim the rows in one caio_claim, or in one claim after the other."),
+					 errtable(rel)));
 }
 
 static int32
@@ -649,9 +780,28 @@ claim_store_rows(SPITupleTable *taken, uint64 count, TupleDesc desc,
  */
 #define CLAIM_TAKE_CHUNK 64
 
+/*
+ * The rows were picked and locked, but the statement that claims them left
+ * some alone: a BEFORE UPDATE trigger of the table's returned NULL for them
+ * (or the filter changed them after they were picked).  Handing them out
+ * would give claims that no row holds, so the whole claim fails, with the
+ * SQLSTATE of data changes that a trigger got in the way of.
+ */
+pg_noreturn static void
+claim_not_written(Relation rel, int missing)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_TRIGGERED_DATA_CHANGE_VIOLATION),
+			 errmsg("caio_claim could not write its claim to %d of the rows it picked in table \"%s\"",
+					missing, RelationGetRelationName(rel)),
+			 errdetail("A BEFORE UPDATE trigger on the table returned NULL for them, or the claim's filter changed them after they were picked."),
+			 errhint("Let the table's own BEFORE UPDATE triggers return the new row when caio_claim sets the claim columns."),
+			 errtable(rel)));
+}
+
 /* Run the take statement on rows [first, first + n) of the arrays. */
 static void
-claim_take_chunk(ClaimPlans *plans, Datum *values, const Oid *reloids,
+claim_take_chunk(ClaimPlans *plans, Relation rel, Datum *values, const Oid *reloids,
 				 const ItemPointerData *tids, const int64 *tokens, int n,
 				 TupleDesc desc, Tuplestorestate *store)
 {
@@ -675,8 +825,7 @@ claim_take_chunk(ClaimPlans *plans, Datum *values, const Oid *reloids,
 	if (SPI_execute_plan(plans->take, values, NULL, false, 0) != SPI_OK_UPDATE_RETURNING)
 		elog(ERROR, "caio could not take the picked rows");
 	if (SPI_processed != (uint64) n)
-		elog(ERROR, "caio's claim took " UINT64_FORMAT " of %d picked rows",
-			 SPI_processed, n);
+		claim_not_written(rel, n - (int) SPI_processed);
 	claim_store_rows(SPI_tuptable, SPI_processed, desc, store);
 }
 
@@ -685,15 +834,13 @@ claim_take_chunk(ClaimPlans *plans, Datum *values, const Oid *reloids,
  * the rows are locked; add them to the result.
  */
 static void
-claim_take(ClaimPlans *plans, SPITupleTable *picked, uint64 count,
+claim_take(ClaimPlans *plans, ClaimRun *run, SPITupleTable *picked, uint64 count,
 		   const char *holder, TimestampTz expires_at,
 		   TupleDesc desc, Tuplestorestate *store)
 {
 	Oid		   *reloids = palloc(count * sizeof(Oid));
 	ItemPointerData *tids = palloc(count * sizeof(ItemPointerData));
 	int64	   *tokens = palloc(count * sizeof(int64));
-	ClaimsInProgress these = {(int) count, reloids, tids, tokens};
-	const ClaimsInProgress *outer = claims_in_progress;
 	Datum		values[5];
 	bool		isnull;
 
@@ -706,24 +853,19 @@ claim_take(ClaimPlans *plans, SPITupleTable *picked, uint64 count,
 	values[0] = CStringGetTextDatum(holder);
 	values[1] = TimestampTzGetDatum(expires_at);
 
-	claims_in_progress = &these;
-	PG_TRY();
-	{
-		for (uint64 first = 0; first < count; first += CLAIM_TAKE_CHUNK)
-			claim_take_chunk(plans, values, &reloids[first], &tids[first],
-							 &tokens[first], (int) Min(CLAIM_TAKE_CHUNK, count - first),
-							 desc, store);
-	}
-	PG_FINALLY();
-	{
-		claims_in_progress = outer;
-	}
-	PG_END_TRY();
+	run->count = (int) count;
+	run->reloids = reloids;
+	run->tids = tids;
+	run->tokens = tokens;
+	for (uint64 first = 0; first < count; first += CLAIM_TAKE_CHUNK)
+		claim_take_chunk(plans, run->rel, values, &reloids[first], &tids[first],
+						 &tokens[first], (int) Min(CLAIM_TAKE_CHUNK, count - first),
+						 desc, store);
 }
 
 /* Pick rows with no live claim, up to max_rows, and claim them. */
 static void
-claim_rows(ClaimPlans *plans, TimestampTz now, int32 max_rows,
+claim_rows(ClaimPlans *plans, ClaimRun *run, TimestampTz now, int32 max_rows,
 		   const char *holder, TimestampTz expires_at,
 		   TupleDesc desc, Tuplestorestate *store)
 {
@@ -732,7 +874,7 @@ claim_rows(ClaimPlans *plans, TimestampTz now, int32 max_rows,
 	if (SPI_execute_plan(plans->pick, values, NULL, false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "caio could not pick rows to claim");
 	if (SPI_processed > 0)
-		claim_take(plans, SPI_tuptable, SPI_processed, holder, expires_at,
+		claim_take(plans, run, SPI_tuptable, SPI_processed, holder, expires_at,
 				   desc, store);
 }
 
@@ -748,18 +890,22 @@ caio_claim(PG_FUNCTION_ARGS)
 	Tuplestorestate *store = claim_result(fcinfo, rel, &desc);
 	TimestampTz now = caio_clock_now(NULL);
 	TimestampTz expires_at = caio_expiry(now, ttl);
+	ClaimRun	run = {.rel = rel, .outer = claims_running};
 	ClaimPlans *volatile plans;
 
+	claim_check_not_nested(rel);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	plans = claim_plans_for(rel, filter);
 	plans->in_use++;
+	claims_running = &run;
 	PG_TRY();
 	{
-		claim_rows(plans, now, max_rows, holder, expires_at, desc, store);
+		claim_rows(plans, &run, now, max_rows, holder, expires_at, desc, store);
 	}
 	PG_FINALLY();
 	{
+		claims_running = run.outer;
 		plans->in_use--;
 	}
 	PG_END_TRY();
