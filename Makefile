@@ -25,7 +25,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
-REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors \
+REGRESS      = clock lease lease_errors fencing fencing_errors versioned nonce nonce_errors nonce_dropped \
                claims claims_errors stats bad_input versions \
                privileges reinstall tokens upgrade
 REGRESS_OPTS = --load-extension=caio
