@@ -35,7 +35,7 @@ REGRESS_OPTS = --load-extension=caio
 # so that isolationtester can see caio's latch waits.
 ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover clock_shared \
                  fence_paused_holder fence_holds_takeover fence_behind_takeover versioned_race \
-                 nonce_two_reservers nonce_reserve_release nonce_stale_mark \
+                 nonce_two_reservers nonce_reserve_release nonce_stale_mark nonce_dropped_run \
                  claims_disjoint claim_takeover claim_renew
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
