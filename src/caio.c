@@ -325,8 +325,10 @@ bool
 caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 				 Datum *values, bool *isnull, int ncolumns)
 {
-	RowCopy		copy = {values, isnull};
+	RowCopy		copy;
 
+	copy.values = values;
+	copy.isnull = isnull;
 	return caio_index_scan(heap_oid, index_oid, keys, nkeys, ncolumns,
 						   row_copy, &copy);
 }

@@ -531,12 +531,12 @@ reserve_next(const Wallet *wallet, int64 next_nonce, const Datum *values,
 		int64		chain_count;
 
 		wallet_read(wallet, &chain_count, &next_nonce);
+		if (next_nonce <= NONCE_MAX)
+			next_nonce = free_nonce(wallet, next_nonce);
 		if (next_nonce > NONCE_MAX)
 			refuse_exhausted(wallet);
-		counter_values[2] = Int64GetDatum(free_nonce(wallet, next_nonce));
+		counter_values[2] = Int64GetDatum(next_nonce);
 		caio_spi_run(&counter_set_plan, counter_values, NULL, false);
-		if (DatumGetInt64(counter_values[2]) > NONCE_MAX)
-			refuse_exhausted(wallet);
 		if (caio_spi_run(&claim_next_over_plan, next_values, next_nulls, false) == 0)
 			elog(ERROR, "caio: the nonce counter moved to a nonce it cannot hand out");
 	}
