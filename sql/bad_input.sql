@@ -192,8 +192,8 @@ CALL add_calls(ARRAY[$$caio_clock_set(%s)$$],
         $$'4714-11-23 00:00:00+00 BC'$$, $$'never'$$]);
 
 ------------------------------------------------------------------------------
--- Numbers.  chain_id: positive.  Nonces and counts: 0 to 2^53 - 1.
--- max_rows: 1 to 10000.
+-- Numbers.  chain_id: positive.  Nonces: 0 to 2^53 - 1; counts: 0 to 2^53
+-- (every nonce used).  max_rows: 1 to 10000.
 ------------------------------------------------------------------------------
 CALL add_calls(ARRAY[
     $$caio_nonce_reserve(%s, wallet())$$,
@@ -203,9 +203,11 @@ CALL add_calls(ARRAY[
   ARRAY[$$NULL$$, $$0$$, $$-1$$, $$-9223372036854775808$$]);
 CALL add_calls(ARRAY[
     $$caio_nonce_release(90, wallet(), %s)$$,
-    $$caio_nonce_sync(90, wallet(), %s)$$,
     $$caio_nonce_mark(90, wallet(), %s, 'signed')$$],
   ARRAY[$$NULL$$, $$-1$$, $$-9223372036854775808$$, $$9007199254740992$$,
+        $$9223372036854775807$$]);
+CALL add_calls(ARRAY[$$caio_nonce_sync(90, wallet(), %s)$$],
+  ARRAY[$$NULL$$, $$-1$$, $$-9223372036854775808$$, $$9007199254740993$$,
         $$9223372036854775807$$]);
 CALL add_calls(ARRAY[$$caio_claim(NULL::bad_jobs, 'worker-a', '1 minute', %s)$$],
   ARRAY[$$NULL$$, $$0$$, $$-1$$, $$-2147483648$$, $$10001$$, $$2147483647$$]);

@@ -20,3 +20,13 @@ REVOKE ALL ON FUNCTION caio_lease_purge(interval) FROM PUBLIC;
 -- caller's WHERE clause must not see the rows they hide.
 ALTER VIEW caio_leases SET (security_barrier);
 ALTER VIEW caio_nonce_holes SET (security_barrier);
+
+-- Every transaction hash recorded for a nonce, one row per attempt (a
+-- replacement transaction is another attempt), numbered in the order they
+-- were recorded.  A nonce handed back and reserved again starts afresh.
+CREATE VIEW caio_nonce_attempts AS
+    SELECT r.chain_id, r.address, r.nonce, a.attempt, a.tx_hash
+      FROM caio_nonce_reservation r
+     CROSS JOIN LATERAL unnest(r.tx_hashes) WITH ORDINALITY AS a(tx_hash, attempt);
+REVOKE ALL ON TABLE caio_nonce_attempts FROM PUBLIC;
+REVOKE ALL ON TYPE caio_nonce_attempts FROM PUBLIC;

@@ -276,6 +276,14 @@ CREATE VIEW caio_nonces AS
     SELECT chain_id, address, nonce, state, holder, token, tx_hash, reserved_at, updated_at
       FROM caio_nonce_reservation;
 
+-- Every transaction hash recorded for a nonce, one row per attempt (a
+-- replacement transaction is another attempt), numbered in the order they
+-- were recorded.  A nonce handed back and reserved again starts afresh.
+CREATE VIEW caio_nonce_attempts AS
+    SELECT r.chain_id, r.address, r.nonce, a.attempt, a.tx_hash
+      FROM caio_nonce_reservation r
+     CROSS JOIN LATERAL unnest(r.tx_hashes) WITH ORDINALITY AS a(tx_hash, attempt);
+
 -- The holes of each wallet: nonces between the chain's count and the next
 -- nonce that no pending transaction uses (never reserved, or released).
 -- Every later transaction waits for them; a stuck wallet shows here.  A
@@ -351,13 +359,14 @@ CREATE FUNCTION caio_stats_reset() RETURNS void
 ------------------------------------------------------------------------------
 
 REVOKE ALL ON TABLE caio_lease_state, caio_token_epoch, caio_clock, caio_leases, caio_nonce_wallet,
-    caio_nonce_reservation, caio_nonces, caio_nonce_holes, caio_stats FROM PUBLIC;
+    caio_nonce_reservation, caio_nonces, caio_nonce_attempts, caio_nonce_holes, caio_stats FROM PUBLIC;
 REVOKE ALL ON SEQUENCE caio_token_seq FROM PUBLIC;
 -- The row types of caio's tables and views too: a role that could use one
 -- as a column's type would pin caio's table to it, and so block DROP
 -- EXTENSION and upgrades that alter the table.
 REVOKE ALL ON TYPE caio_lease, caio_lease_state, caio_token_epoch, caio_clock, caio_nonce_wallet,
-    caio_nonce_reservation, caio_leases, caio_nonces, caio_nonce_holes, caio_stats FROM PUBLIC;
+    caio_nonce_reservation, caio_leases, caio_nonces, caio_nonce_attempts, caio_nonce_holes,
+    caio_stats FROM PUBLIC;
 REVOKE ALL ON FUNCTION
     caio_now(),
     caio_start_token_epoch(),

@@ -62,6 +62,9 @@ SELECT caio_nonce_mark(1, :wallet, 2, 'signed');
 SELECT caio_nonce_mark(1, :wallet, 3, 'mined', '0x' || repeat('d4', 32));
 SELECT nonce, state, left(tx_hash, 10) AS tx_hash FROM caio_nonces WHERE address = :wallet ORDER BY nonce;
 SELECT nonce, array_length(tx_hashes, 1) AS attempts FROM caio_nonce_reservation WHERE address = :wallet AND nonce = 0;
+-- caio_nonce_attempts shows them, one row per attempt, in order (the same
+-- hash spelled in uppercase is the same attempt).
+SELECT nonce, attempt, tx_hash FROM caio_nonce_attempts WHERE address = :wallet ORDER BY nonce, attempt;
 
 -- Moves that go backwards or skip a rule: 22023.
 SELECT caio_nonce_mark(1, :wallet, 0, 'signed');

@@ -77,3 +77,36 @@ SELECT (SELECT count(*) FROM caio_nonce_wallet) = wallets + 1 AS no_other_wallet
        (SELECT count(*) FROM caio_nonce_reservation) = reservations + 1 AS no_other_reservation_written
   FROM before;
 SELECT nonce, state FROM caio_nonces WHERE chain_id = 1 AND address = '0x27b1fdb04752bbc536007a920d24acb045561c26';
+
+-- The last nonce is 2^53 - 1: reserve hands it out, and then refuses
+-- (22023) rather than hand out 2^53, which no other function would take.
+-- The wallet stays usable: release, mark and sync still work, and a sync
+-- can move it back down.
+\set last_wallet '''0x8617e340b3d01fa5f11f306f4090fd50e238070d'''
+SELECT caio_nonce_sync(7, :last_wallet, 9007199254740990) AS next_nonce;
+SELECT caio_nonce_reserve(7, :last_wallet) AS nonce;
+SELECT caio_nonce_reserve(7, :last_wallet) AS last_nonce;
+SELECT caio_nonce_reserve(7, :last_wallet);
+\echo :LAST_ERROR_SQLSTATE
+-- Sync says so: 2^53 is "none left".
+SELECT caio_nonce_sync(7, :last_wallet, 9007199254740990) AS next_nonce;
+-- A nonce handed back is handed out again.
+SELECT caio_nonce_release(7, :last_wallet, 9007199254740991) AS released;
+SELECT caio_nonce_reserve(7, :last_wallet) AS nonce;
+SELECT caio_nonce_reserve(7, :last_wallet);
+\echo :LAST_ERROR_SQLSTATE
+-- Marks and a count of 2^53 (every nonce used) settle them.
+SELECT caio_nonce_mark(7, :last_wallet, 9007199254740990, 'broadcast', '0x' || repeat('f6', 32));
+SELECT caio_nonce_mark(7, :last_wallet, 9007199254740991, 'broadcast', '0x' || repeat('f7', 32));
+SELECT caio_nonce_sync(7, :last_wallet, 9007199254740992) AS next_nonce;
+SELECT nonce, state FROM caio_nonces WHERE chain_id = 7 ORDER BY nonce;
+SELECT caio_nonce_reserve(7, :last_wallet);
+\echo :LAST_ERROR_SQLSTATE
+-- The readings were a node's mistake: the transactions mined with those
+-- nonces were not ours.  Marked dropped, they no longer hold the wallet up,
+-- and a sync moves it back down.
+SELECT caio_nonce_mark(7, :last_wallet, 9007199254740990, 'dropped');
+SELECT caio_nonce_mark(7, :last_wallet, 9007199254740991, 'dropped');
+SELECT caio_nonce_sync(7, :last_wallet, 5) AS next_nonce;
+SELECT caio_nonce_reserve(7, :last_wallet) AS nonce;
+SELECT chain_count, next_nonce FROM caio_nonce_wallet WHERE chain_id = 7;

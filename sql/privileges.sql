@@ -26,7 +26,7 @@ GRANT EXECUTE ON FUNCTION
     caio_address_checksum(text),
     caio_claim(anyelement, text, interval, int, text)
   TO regress_caio_app, regress_caio_other;
-GRANT SELECT ON caio_leases, caio_nonces, caio_nonce_holes TO regress_caio_app, regress_caio_other;
+GRANT SELECT ON caio_leases, caio_nonces, caio_nonce_attempts, caio_nonce_holes TO regress_caio_app, regress_caio_other;
 
 -- A role without grants can do nothing.
 SET ROLE regress_caio_nobody;
@@ -76,6 +76,7 @@ SELECT c.call, r.state AS sqlstate, r.msg AS message
     $$SELECT caio_clock_advance('1 hour')$$,
     $$SELECT caio_clock_reset()$$,
     $$SELECT * FROM caio_nonces$$,
+    $$SELECT * FROM caio_nonce_attempts$$,
     $$SELECT * FROM caio_nonce_holes$$,
     $$SELECT * FROM caio_nonce_wallet$$,
     $$INSERT INTO caio_lease_state VALUES ('priv:x', 'nobody', 'regress_caio_nobody', 1, now(), now() + '1 h')$$,
@@ -135,6 +136,7 @@ SELECT setval('caio_token_seq', 1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT caio_nonce_reserve(1, '0xde709f2102306220921060314715629080e2fb77') AS nonce;
 SELECT nonce, state FROM caio_nonces WHERE address = '0xde709f2102306220921060314715629080e2fb77';
+SELECT count(*) AS attempts FROM caio_nonce_attempts WHERE address = '0xde709f2102306220921060314715629080e2fb77';
 UPDATE caio_nonce_wallet SET next_nonce = 0;
 \echo :LAST_ERROR_SQLSTATE
 DELETE FROM caio_nonce_reservation;
@@ -151,7 +153,7 @@ UPDATE caio_nonces SET state = 'mined';
 \echo :LAST_ERROR_SQLSTATE
 RESET ROLE;
 -- The catalog agrees: on caio's relations the application role may only read
--- the three views, and of caio's functions it cannot run the clock's, nor
+-- the four views, and of caio's functions it cannot run the clock's, nor
 -- those that the migration role needs.
 SELECT c.relname,
        ARRAY(SELECT p FROM unnest(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE', 'TRUNCATE',

@@ -250,26 +250,27 @@ caio_spi_value(int row, int column, bool *isnull)
 }
 
 /*
- * The first row that an index scan with these keys finds in a table, read
- * straight through the index: the hot paths use this instead of SPI.  Like
- * caio_spi_run it sees the newest committed state and this transaction's
- * own changes.  The row's columns are copied into values and isnull.
+ * Hand the rows that an index scan with these keys finds, in the index's
+ * order, to a callback until it returns false; false when there was none.
+ * Read straight through the index: the hot paths use this instead of SPI.
+ * Like caio_spi_run it sees the newest committed state and this
+ * transaction's own changes.  The callback gets the slot with every column
+ * deformed; the values are valid until it returns.
  */
 bool
-caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
-				 Datum *values, bool *isnull, int ncolumns)
+caio_index_scan(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
+				int ncolumns, CaioRowCallback callback, void *arg)
 {
 	Relation	heap = table_open(heap_oid, AccessShareLock);
 	Relation	index = index_open(index_oid, AccessShareLock);
 	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	TupleDesc	desc = RelationGetDescr(heap);
 	Snapshot	snapshot;
 	IndexScanDesc scan;
-	bool		found;
+	bool		found = false;
 
-	if (desc->natts > ncolumns)
+	if (RelationGetDescr(heap)->natts > ncolumns)
 		elog(ERROR, "caio's table \"%s\" has %d columns, not %d",
-			 RelationGetRelationName(heap), desc->natts, ncolumns);
+			 RelationGetRelationName(heap), RelationGetDescr(heap)->natts, ncolumns);
 	for (int i = 0; i < nkeys; i++)
 		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
 
@@ -277,18 +278,12 @@ caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 	snapshot = RegisterSnapshot(GetLatestSnapshot());
 	scan = caio_index_beginscan(heap, index, snapshot, nkeys, 0);
 	index_rescan(scan, keys, nkeys, NULL, 0);
-	found = index_getnext_slot(scan, ForwardScanDirection, slot);
-	if (found)
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
 	{
+		found = true;
 		slot_getallattrs(slot);
-		for (int i = 0; i < desc->natts; i++)
-		{
-			Form_pg_attribute attr = TupleDescAttr(desc, i);
-
-			isnull[i] = slot->tts_isnull[i];
-			values[i] = isnull[i] ? (Datum) 0 :
-				datumCopy(slot->tts_values[i], attr->attbyval, attr->attlen);
-		}
+		if (!callback(slot, arg))
+			break;
 	}
 
 	index_endscan(scan);
@@ -297,6 +292,45 @@ caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 	index_close(index, AccessShareLock);
 	table_close(heap, AccessShareLock);
 	return found;
+}
+
+typedef struct RowCopy
+{
+	Datum	   *values;
+	bool	   *isnull;
+} RowCopy;
+
+static bool
+row_copy(TupleTableSlot *slot, void *arg)
+{
+	RowCopy    *copy = (RowCopy *) arg;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+		copy->isnull[i] = slot->tts_isnull[i];
+		copy->values[i] = copy->isnull[i] ? (Datum) 0 :
+			datumCopy(slot->tts_values[i], attr->attbyval, attr->attlen);
+	}
+	return false;
+}
+
+/*
+ * The first row that an index scan with these keys finds in a table; its
+ * columns are copied into values and isnull.
+ */
+bool
+caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
+				 Datum *values, bool *isnull, int ncolumns)
+{
+	RowCopy		copy;
+
+	copy.values = values;
+	copy.isnull = isnull;
+	return caio_index_scan(heap_oid, index_oid, keys, nkeys, ncolumns,
+						   row_copy, &copy);
 }
 
 /* ----------------------------------------------------------------

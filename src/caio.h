@@ -89,6 +89,12 @@ extern uint64 caio_spi_run(CaioPlan *plan, Datum *values, const char *nulls,
 						   bool read_only);
 extern Datum caio_spi_value(int row, int column, bool *isnull);
 
+/* Called for each row of an index scan; returns whether to go on. */
+typedef bool (*CaioRowCallback) (struct TupleTableSlot *slot, void *arg);
+
+extern bool caio_index_scan(Oid heap_oid, Oid index_oid, ScanKey keys,
+							int nkeys, int ncolumns, CaioRowCallback callback,
+							void *arg);
 extern bool caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys,
 							 int nkeys, Datum *values, bool *isnull,
 							 int ncolumns);

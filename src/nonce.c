@@ -53,6 +53,15 @@ static const char *const nonce_state_names[] = {
 	"reserved", "signed", "broadcast", "mined", "dropped", "released"
 };
 
+/*
+ * Nonces are 0 to 2^53 - 1.  EIP-2681 allows nonces up to 2^64 - 2, but no
+ * account will come near 2^53, and a bound far below bigint's keeps every
+ * nonce + 1 exact.  The SQL below spells it out too.
+ */
+#define NONCE_MAX		INT64CONST(9007199254740991)
+#define NONCE_MAX_SQL	"9007199254740991"
+#define COUNT_MAX		(NONCE_MAX + 1)
+
 /* ----------------------------------------------------------------
  * Statements
  * ----------------------------------------------------------------
@@ -114,6 +123,7 @@ static CaioPlan claim_released_plan = CAIO_PLAN(
 	"     SET next_nonce = next_nonce OPERATOR(pg_catalog.+) 1" \
 	"   WHERE chain_id OPERATOR(pg_catalog.=) $1" \
 	"     AND address OPERATOR(pg_catalog.=) $2" \
+	"     AND next_nonce OPERATOR(pg_catalog.<=) " NONCE_MAX_SQL \
 	"  RETURNING next_nonce OPERATOR(pg_catalog.-) 1 AS nonce)" \
 	" INSERT INTO @extschema@.caio_nonce_reservation AS r" \
 	"        (chain_id, address, nonce, state, resource, holder, token," \
@@ -129,7 +139,7 @@ static CaioPlan claim_next_plan = CAIO_PLAN(
  * The same, when a row is already at the next nonce (left behind after a
  * sync moved the counter down): it is taken over if it was handed back, and
  * otherwise (a dropped nonce, consumed on chain) the statement returns
- * nothing and the caller tries the next.
+ * nothing and the caller moves the counter past it (free_nonce).
  */
 static CaioPlan claim_next_over_plan = CAIO_PLAN(
 	CLAIM_NEXT_SQL
@@ -140,6 +150,12 @@ static CaioPlan claim_next_over_plan = CAIO_PLAN(
 	"        updated_at = excluded.updated_at"
 	"  WHERE r.state OPERATOR(pg_catalog.=) 'released'"
 	" RETURNING r.nonce", next_args);
+
+static const Oid counter_args[] = {INT8OID, TEXTOID, INT8OID};
+static CaioPlan counter_set_plan = CAIO_PLAN(
+	"UPDATE @extschema@.caio_nonce_wallet SET next_nonce = $3"
+	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"   AND address OPERATOR(pg_catalog.=) $2", counter_args);
 
 static const Oid row_args[] = {INT8OID, TEXTOID, INT8OID};
 static CaioPlan reservation_lock_plan = CAIO_PLAN(
@@ -228,23 +244,20 @@ wallet_from_args(FunctionCallInfo fcinfo, Wallet *wallet)
 }
 
 /*
- * A nonce or a transaction count: 0 to 2^53 - 1.  EIP-2681 allows nonces up
- * to 2^64 - 2, but no account will come near 2^53, and a bound far below
- * bigint's keeps every nonce + 1 exact.
+ * A nonce (max) or a transaction count (max + 1).  A count or a counter of
+ * COUNT_MAX says every nonce is used, and reserve refuses.
  */
-#define NONCE_MAX	INT64CONST(9007199254740991)
-
 static int64
-arg_count(FunctionCallInfo fcinfo, int argno, const char *what)
+arg_count(FunctionCallInfo fcinfo, int argno, const char *what, int64 max)
 {
 	int64		value;
 
 	caio_arg_required(fcinfo, argno, what, NULL);
 	value = PG_GETARG_INT64(argno);
-	if (value < 0 || value > NONCE_MAX)
+	if (value < 0 || value > max)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("%s must be between 0 and " INT64_FORMAT, what, NONCE_MAX),
+				 errmsg("%s must be between 0 and " INT64_FORMAT, what, max),
 				 errdetail("The %s given was " INT64_FORMAT ".", what, value)));
 	return value;
 }
@@ -372,6 +385,53 @@ released_lowest(const Wallet *wallet, int64 from, int64 below, int64 *nonce)
 		*nonce < below && strcmp(state, "released") == 0;
 }
 
+static bool
+text_is(Datum value, const char *cstring)
+{
+	text	   *t = DatumGetTextPP(value);
+	size_t		len = strlen(cstring);
+
+	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), cstring, len) == 0;
+}
+
+/* The next nonce of a walk up the wallet's reservations, as long as it runs. */
+static bool
+free_nonce_step(TupleTableSlot *slot, void *arg)
+{
+	int64	   *next = (int64 *) arg;
+
+	if (DatumGetInt64(slot->tts_values[RESERVATION_NONCE]) != *next ||
+		text_is(slot->tts_values[RESERVATION_STATE], "released"))
+		return false;
+	(*next)++;
+	CHECK_FOR_INTERRUPTS();
+	return true;
+}
+
+/*
+ * The lowest nonce at or above from that reserve may hand out: one with no
+ * row, or one handed back.  A sync down below nonces marked dropped leaves
+ * runs of rows that cannot be handed out above the counter; this walks such
+ * a run in the primary key, in C, one index entry each, in constant memory,
+ * and each run is walked once, by the sync or reservation that then moves
+ * the counter past it.  Through the index rather than SQL, so that no plan
+ * built on stale statistics can turn the walk into a scan per row.
+ */
+static int64
+free_nonce(const Wallet *wallet, int64 from)
+{
+	const CaioCatalog *cat = caio_catalog();
+	ScanKeyData keys[3];
+	int64		next = from;
+
+	wallet_keys(wallet, keys);
+	ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE,
+				Int64GetDatum(from));
+	caio_index_scan(cat->nonce_reservation, cat->nonce_reservation_pkey, keys, 3,
+					RESERVATION_NATTS, free_nonce_step, &next);
+	return next;
+}
+
 /* ----------------------------------------------------------------
  * caio_nonce_reserve
  * ----------------------------------------------------------------
@@ -424,12 +484,30 @@ nonce_commit_durably(void)
 		nonce_flush_at_commit = true;
 }
 
+static void
+refuse_exhausted(const Wallet *wallet)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("wallet %s on chain " INT64_FORMAT " has no nonce left",
+					wallet->address, wallet->chain_id),
+			 errdetail("Nonces are 0 to " INT64_FORMAT "; the next one would be " INT64_FORMAT ", and no nonce below it was handed back.",
+					   NONCE_MAX, COUNT_MAX),
+			 errhint("Release a reservation that was never broadcast, or call caio_nonce_sync() with the chain's transaction count if it is lower.")));
+}
+
 /*
  * Bump the counter and take the nonce it was at, given the values of
  * claim_released_plan (whose nonce is left out).  The counter read before,
  * next_nonce, may lag behind reservers in flight, whose rows we cannot see;
  * it only decides whether rows above the counter (left by a sync that moved
- * it down) need the ON CONFLICT plan.
+ * it down) need the ON CONFLICT plan.  When the counter was at such a row
+ * that cannot be handed out, or past the last nonce, the counter moves to
+ * the lowest nonce that can be (free_nonce) and the claim is tried once
+ * more: the wallet's row is ours until commit (the failed claim locked it;
+ * past the last nonce there is nothing to claim), so nobody else can take
+ * that nonce meanwhile, and a sync cannot move the counter while we share
+ * the wallet's lock.
  */
 static int64
 reserve_next(const Wallet *wallet, int64 next_nonce, const Datum *values,
@@ -447,8 +525,21 @@ reserve_next(const Wallet *wallet, int64 next_nonce, const Datum *values,
 	if (reservation_from(wallet, caio_catalog()->nonce_reservation_pkey,
 						 next_nonce, &nonce, &state))
 		plan = &claim_next_over_plan;
-	while (caio_spi_run(plan, next_values, next_nulls, false) == 0)
-		CHECK_FOR_INTERRUPTS();
+	if (caio_spi_run(plan, next_values, next_nulls, false) == 0)
+	{
+		Datum		counter_values[3] = {values[0], values[1], 0};
+		int64		chain_count;
+
+		wallet_read(wallet, &chain_count, &next_nonce);
+		if (next_nonce <= NONCE_MAX)
+			next_nonce = free_nonce(wallet, next_nonce);
+		if (next_nonce > NONCE_MAX)
+			refuse_exhausted(wallet);
+		counter_values[2] = Int64GetDatum(next_nonce);
+		caio_spi_run(&counter_set_plan, counter_values, NULL, false);
+		if (caio_spi_run(&claim_next_over_plan, next_values, next_nulls, false) == 0)
+			elog(ERROR, "caio: the nonce counter moved to a nonce it cannot hand out");
+	}
 	return DatumGetInt64(caio_spi_value(0, 1, &isnull));
 }
 
@@ -700,7 +791,7 @@ caio_nonce_mark(PG_FUNCTION_ARGS)
 	Reservation reservation;
 
 	wallet_from_args(fcinfo, &wallet);
-	nonce = arg_count(fcinfo, 2, "nonce");
+	nonce = arg_count(fcinfo, 2, "nonce", NONCE_MAX);
 	caio_arg_required(fcinfo, 3, "state", NULL);
 	to = state_from_name(text_to_cstring(PG_GETARG_TEXT_PP(3)));
 	if (!PG_ARGISNULL(4))
@@ -741,7 +832,7 @@ caio_nonce_release(PG_FUNCTION_ARGS)
 	bool		released = false;
 
 	wallet_from_args(fcinfo, &wallet);
-	nonce = arg_count(fcinfo, 2, "nonce");
+	nonce = arg_count(fcinfo, 2, "nonce", NONCE_MAX);
 
 	caio_spi_begin(&spi);
 	wallet_lock(&wallet, false);
@@ -784,7 +875,7 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 	Datum		top;
 
 	wallet_from_args(fcinfo, &wallet);
-	count = arg_count(fcinfo, 2, "chain_count");
+	count = arg_count(fcinfo, 2, "chain_count", COUNT_MAX);
 
 	caio_spi_begin(&spi);
 	wallet_lock(&wallet, true);
@@ -814,6 +905,9 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 					 errhint("Check the reading: pass the \"latest\" transaction count of a node that is in sync.")));
 		caio_spi_run(&fill_holes_plan, values, NULL, false);
 	}
+	/* Past dropped nonces at the counter: sync returns what reserve will. */
+	next_nonce = free_nonce(&wallet, next_nonce);
+	values[3] = Int64GetDatum(next_nonce);
 	caio_spi_run(&wallet_sync_plan, values, NULL, false);
 
 	if (!released_lowest(&wallet, count, next_nonce, &nonce))

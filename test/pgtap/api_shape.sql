@@ -1,7 +1,7 @@
 -- The API's shape, as the contract in DESIGN.md names it: types, functions
 -- with their argument names, defaults and results, the view, and privileges.
 BEGIN;
-SELECT plan(104);
+SELECT plan(107);
 
 SELECT has_extension('caio', 'the extension is installed');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
@@ -87,6 +87,9 @@ SELECT is((SELECT pronargdefaults FROM pg_proc WHERE oid = 'caio_nonce_mark(bigi
 SELECT has_view('caio_nonces');
 SELECT columns_are('caio_nonces', ARRAY['chain_id', 'address', 'nonce', 'state', 'holder', 'token',
                                         'tx_hash', 'reserved_at', 'updated_at']);
+SELECT has_view('caio_nonce_attempts');
+SELECT columns_are('caio_nonce_attempts', ARRAY['chain_id', 'address', 'nonce', 'attempt', 'tx_hash']);
+SELECT table_privs_are('caio_nonce_attempts', 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_nonce_reserve', ARRAY['bigint', 'text', 'caio_lease'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_nonce_mark', ARRAY['bigint', 'text', 'bigint', 'text', 'text', 'caio_lease'], 'public', ARRAY[]::text[]);
 SELECT table_privs_are('caio_nonce_wallet', 'public', ARRAY[]::text[]);
