@@ -255,7 +255,7 @@ CALL add_calls(ARRAY[
 ------------------------------------------------------------------------------
 CALL add_calls(ARRAY[$$caio_nonce_mark(90, wallet(), 1, %s)$$],
   ARRAY[$$NULL$$, $$''$$, $$'sent'$$, $$'Signed'$$, $$' signed'$$, $$'reserved'$$,
-        $$'dropped'$$]);
+        $$'dropped'$$, $$repeat('s', 100000)$$]);
 INSERT INTO calls (call) VALUES
     ($$caio_nonce_mark(90, wallet(), 0, 'released')$$),
     ($$caio_nonce_mark(90, wallet(), 0, 'signed')$$),
@@ -271,7 +271,9 @@ CALL add_calls(ARRAY[$$caio_nonce_mark(90, wallet(), 1, 'signed', %s)$$],
         $$'0x' || repeat('zz', 32)$$,
         $$'0x' || repeat('é', 32)$$,
         $$' 0x' || repeat('ab', 32)$$,
-        $$'0x' || repeat('ab', 40)$$]);
+        $$'0X' || repeat('ab', 32)$$,
+        $$'0x' || repeat('ab', 40)$$,
+        $$'0x' || repeat('ab', 50000)$$]);
 
 ------------------------------------------------------------------------------
 -- Tables: caio guards ordinary and partitioned tables that the caller owns,

@@ -270,18 +270,20 @@ state_from_name(const char *name)
 			return (NonceState) i;
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown nonce state \"%s\"", name),
+			 errmsg("unknown nonce state \"%s\"", caio_echo(name)),
 			 errhint("A nonce is reserved, signed, broadcast, mined, dropped or released.")));
 	return NONCE_RESERVED;		/* not reached */
 }
 
-/* A transaction hash: 0x and 64 hex digits, stored lowercase. */
+/*
+ * A transaction hash: 0x (not 0X, as for addresses) and 64 hex digits,
+ * stored lowercase.
+ */
 static char *
 tx_hash_parse(const char *text)
 {
 	char	   *hash = pstrdup(text);
-	bool		valid = strlen(hash) == 66 && hash[0] == '0' &&
-		(hash[1] == 'x' || hash[1] == 'X');
+	bool		valid = strlen(hash) == 66 && hash[0] == '0' && hash[1] == 'x';
 
 	for (int i = 2; valid && i < 66; i++)
 	{
@@ -291,9 +293,8 @@ tx_hash_parse(const char *text)
 	if (!valid)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_TEXT_REPRESENTATION),
-				 errmsg("invalid transaction hash: \"%s\"", text),
+				 errmsg("invalid transaction hash: \"%s\"", caio_echo(text)),
 				 errdetail("A transaction hash is 0x followed by 64 hexadecimal digits.")));
-	hash[1] = 'x';
 	return hash;
 }
 
