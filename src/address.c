@@ -169,12 +169,11 @@ address_checksummed(const char *canonical, char *result)
 char *
 caio_echo(const char *text)
 {
-	int			len = strlen(text);
 	int			cut;
 
-	if (len <= CAIO_ECHO_MAX_BYTES)
+	if (strlen(text) <= CAIO_ECHO_MAX_BYTES)
 		return pstrdup(text);
-	cut = pg_mbcliplen(text, len, CAIO_ECHO_MAX_BYTES);
+	cut = pg_mbcliplen(text, CAIO_ECHO_MAX_BYTES, CAIO_ECHO_MAX_BYTES);
 	return psprintf("%.*s...", cut, text);
 }
 
