@@ -52,13 +52,17 @@ BEGIN
 END $$;
 
 -- Every acknowledged claim: its start (its expiry less the 20 s ttl) and
--- its end: its finish (acknowledged, or found in job_runs: the
--- acknowledgement of a committed finish can be lost in a failover), else
--- its expiry.  An overlap is a claim taken while an earlier claim of the
--- same job was live.
+-- how long it stayed live.  A claim that was finished (acknowledged, or
+-- found in job_runs: the acknowledgement of a committed finish can be lost
+-- in a failover) ended before any later claim of its job: that one could
+-- lock the row only after the finish committed (its start may still read a
+-- millisecond earlier: caio reads the clock before it locks).  Any other
+-- claim was live until its expiry.  An overlap is a claim taken while an
+-- earlier claim of the same job was live.
 ANALYZE seen;
 CREATE TEMP TABLE claims AS
-SELECT c.n AS job, c.token, c.port, c.a - 20000 AS claimed, coalesce(f.a, j.finished_ms, c.a) AS ended
+SELECT c.n AS job, c.token, c.port, c.a - 20000 AS claimed,
+       CASE WHEN f.token IS NULL AND j.token IS NULL THEN c.a END AS ended
   FROM seen c
   LEFT JOIN seen f ON f.kind = 'finish' AND f.token = c.token
   LEFT JOIN job_runs j ON j.token = c.token

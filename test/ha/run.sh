@@ -19,9 +19,10 @@
 #               (pg_rewind), and the new primary's postmaster is killed:
 #               a second failover, back to it
 # and then with asynchronous replication (number-sync-standbys 0, the
-# standby out of the replication quorum), its WAL receiver paused for a
-# moment as a slow network would, so that the failover loses commits:
-#   async       SIGKILL of the primary's postmaster, as in kill
+# standby out of the replication quorum):
+#   async       the primary's WAL sender paused for 40 writes, as a slow
+#               network would, and the primary killed as in kill, so that
+#               the failover loses what those writes acknowledged
 # After each fault check.sql runs on the new primary and prints one line:
 # the checks, and the time from the fault to the first write there.
 # PostgreSQL 15 only (the PG_CONFIG, default 15's, must be 15: the only
@@ -329,7 +330,7 @@ until [ -z "$(sql "${PORT[n1]}" ha -At -c 'SHOW synchronous_standby_names')" ]; 
 done
 wait_state "$(settled n1)"
 echo "   asynchronous: synchronous_standby_names is now empty"
-# A slow network: n1's WAL sender paused for 20 writes before n1 dies
+# A slow network: n1's WAL sender paused for 40 writes before n1 dies
 # with it, so that n2 never receives what n1 acknowledged in that time.
 # No rejoin afterwards: the test ends with the check on n2.
 pause_and_kill() {
@@ -337,7 +338,7 @@ pause_and_kill() {
     sender=$(pgrep -f "walsender" -P "$(head -1 "$HA_DIR/$1/postmaster.pid")" | head -1)
     [ -n "$sender" ] || { echo "no WAL sender on $1" >&2; return 1; }
     kill -STOP "$sender"
-    wait_commits "$(now_ms)" "${PORT[$1]}" 20
+    wait_commits "$(now_ms)" "${PORT[$1]}" 40
     freeze_and_kill "$1"
     kill -KILL "$sender"
     wait_promoted "$2"
