@@ -77,13 +77,14 @@ CREATE TEMP TABLE result AS
 SELECT
     (SELECT min(ms) FROM after WHERE kind = 'commit') - current_setting('ha.t0')::bigint AS recovery,
     (SELECT count(DISTINCT token) FROM after WHERE kind IN ('lease', 'claim')
-      AND token NOT IN (SELECT token FROM before)) AS grants,
+      AND (token, kind, holder) NOT IN (SELECT token, kind, holder FROM before)) AS grants,
     -- A token is one grant: one holder's lease (a retry of a live lease by
     -- its holder gets its token back) or one claim.
     (SELECT count(*) FROM (SELECT token FROM seen WHERE kind IN ('lease', 'claim')
                             GROUP BY token HAVING count(DISTINCT (kind, holder, n)) > 1) d) AS tokens_twice,
+    -- New grants: not a holder's retry of a lease it had before.
     (SELECT count(*) FROM after WHERE kind IN ('lease', 'claim')
-      AND token NOT IN (SELECT token FROM before)
+      AND (token, kind, holder) NOT IN (SELECT token, kind, holder FROM before)
       AND token <= (SELECT max(token) FROM before)) AS not_above,
     (SELECT count(*) FROM seen s WHERE kind = 'commit'
       AND NOT EXISTS (SELECT 1 FROM ledger l

@@ -268,7 +268,7 @@ fault() {
     t0=$(now_ms)
     $action "$from" "$to"
     wait_commits "$t0" "${PORT[$to]}" 40
-    check "$name" "${PORT[$to]}" "$t0" "$sync" "$stale" | sed "s/\$/ ($((SECONDS - begun)) s)/"
+    check "$name" "${PORT[$to]}" "$t0" "$sync" "$stale" | sed "1s/\$/ ($((SECONDS - begun)) s)/"
 }
 
 # wait_promoted NODE: until the monitor has made NODE the primary (alone or
