@@ -6,8 +6,10 @@
 # on kept and broken tables), the pgbench stress runs with their invariant
 # checks (the lease and fence ones also through PgBouncer in transaction
 # pooling mode, test/pgbouncer/run.sh), the durability tests (crash,
-# failover, dump and restore) and the counters' suite
-# (shared_preload_libraries), which start clusters of their own.  Each
+# failover, dump and restore), the counters' suite
+# (shared_preload_libraries) and, on PostgreSQL 15, the failover manager's
+# (test/ha/run.sh: a pg_auto_failover formation), which start clusters of
+# their own.  Each
 # suite that passes is named in the file CAIO_PASSED, when that is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -54,5 +56,15 @@ passed "durability (4)"
 
 test/stats/run.sh
 passed "counters"
+
+# pg_auto_failover is packaged for PostgreSQL 15 alone in Debian 12.
+major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
+if [ "$major" = 15 ]; then
+    echo "== failover manager: pg_auto_failover"
+    test/ha/run.sh
+    passed "pg_auto_failover"
+else
+    echo "== failover manager: skipped on $major: no pg_auto_failover package"
+fi
 
 echo "== all suites passed"
