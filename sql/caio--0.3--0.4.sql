@@ -1,14 +1,7 @@
--- caio 0.3 to 0.4: the row types of caio's tables and views lose
--- PostgreSQL's default USAGE for PUBLIC, as caio_lease already had: a role
--- that could use one as a column's type would pin caio's table to it, and
--- so block DROP EXTENSION and upgrades that alter the table.  (From
--- PostgreSQL 17 on these row types are members of the extension, which made
--- the grant show.)
+-- caio 0.3 to 0.4: lease purge, security-barrier views, the nonce attempts
+-- view.
 
 \echo Use "ALTER EXTENSION caio UPDATE TO '0.4'" to load this file. \quit
-
-REVOKE ALL ON TYPE caio_lease_state, caio_token_epoch, caio_clock, caio_nonce_wallet,
-    caio_nonce_reservation, caio_leases, caio_nonces, caio_nonce_holes, caio_stats FROM PUBLIC;
 
 -- caio_lease_purge: housekeeping of caio_lease_state.  Granted to nobody.
 CREATE FUNCTION caio_lease_purge(older_than interval) RETURNS bigint
@@ -29,4 +22,3 @@ CREATE VIEW caio_nonce_attempts AS
       FROM caio_nonce_reservation r
      CROSS JOIN LATERAL unnest(r.tx_hashes) WITH ORDINALITY AS a(tx_hash, attempt);
 REVOKE ALL ON TABLE caio_nonce_attempts FROM PUBLIC;
-REVOKE ALL ON TYPE caio_nonce_attempts FROM PUBLIC;

@@ -126,10 +126,16 @@ sql() {
     "$PGBIN/psql" -X -q -v ON_ERROR_STOP=1 -h 127.0.0.1 -p "$port" -U postgres -d "$db" "$@"
 }
 
-# state: each node's reported/assigned state, as the monitor has them.
+# state: each node's reported/assigned state, as the monitor has them, with
+# "!" after a node that the monitor's health checks do not (yet) find
+# good.  A fault is only begun from a settled formation whose nodes are all
+# healthy: the monitor answers a standby it thinks unhealthy (one that has
+# just rejoined, say) by putting the primary in wait_primary, which turns
+# synchronous replication off, in the middle of a switchover too.
 state() {
     sql "$MONPORT" pg_auto_failover -At -c \
-        "SELECT string_agg(nodename || ':' || reportedstate || '/' || goalstate, ' ' ORDER BY nodename)
+        "SELECT string_agg(nodename || ':' || reportedstate || '/' || goalstate
+                           || CASE WHEN health = 1 THEN '' ELSE '!' END, ' ' ORDER BY nodename)
            FROM pgautofailover.node"
 }
 
@@ -263,12 +269,24 @@ wait_commits 0 "${PORT[n1]}" 40
 # has taken 40 writes, and check.
 fault() {
     local name=$1 from=$2 to=$3 sync=$4 action=$5 stale t0 begun=$SECONDS
+    wait_state "$(settled "$from")"
+    if [ "$sync" = on ]; then wait_synchronous "${PORT[$from]}"; fi
     wait_commits "$(now_ms)" "${PORT[$from]}" 20
     stale=$(stale_lease "$name" "${PORT[$from]}")
     t0=$(now_ms)
     $action "$from" "$to"
     wait_commits "$t0" "${PORT[$to]}" 40
     check "$name" "${PORT[$to]}" "$t0" "$sync" "$stale" | sed "1s/\$/ ($((SECONDS - begun)) s)/"
+}
+
+# wait_synchronous PORT: until the primary there replicates synchronously
+# (pg_autoctl sets synchronous_standby_names once its standby is in sync).
+wait_synchronous() {
+    local deadline=$((SECONDS + 120))
+    until [ -n "$(sql "$1" ha -At -c 'SHOW synchronous_standby_names')" ]; do
+        [ $SECONDS -lt $deadline ] || { echo "port $1 never replicated synchronously" >&2; return 1; }
+        sleep 0.3
+    done
 }
 
 # wait_promoted NODE: until the monitor has made NODE the primary (alone or
