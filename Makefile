@@ -41,7 +41,7 @@ ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover cl
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
 
-EXTRA_CLEAN = META.json.tmp
+EXTRA_CLEAN = META.json.tmp src/pg_built_for.stamp
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
@@ -56,8 +56,14 @@ $(foreach goal,$(TAP_GOALS),$(eval $(goal): tap-$(goal)))
 $(addprefix tap-,$(TAP_GOALS)):
 	$(MAKE) -C tap PG_CONFIG=$(PG_CONFIG) $(@:tap-%=%)
 
-# Every C file includes the shared header.
-$(OBJS): src/caio.h src/compat.h
+# Every C file includes the shared headers.  Objects built against another
+# PostgreSQL are rebuilt: src/pg_built_for.stamp names the server headers
+# they were built with, and make rewrites it only when that changes.
+PG_BUILT_FOR := $(shell $(PG_CONFIG) --version) $(shell $(PG_CONFIG) --includedir-server)
+$(OBJS): src/caio.h src/compat.h src/pg_built_for.stamp
+.PHONY: pg-built-for-check
+src/pg_built_for.stamp: pg-built-for-check
+	@echo '$(PG_BUILT_FOR)' | cmp -s - $@ || echo '$(PG_BUILT_FOR)' > $@
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@
