@@ -351,14 +351,22 @@ echo "   asynchronous: synchronous_standby_names is now empty"
 # A slow network: n1's WAL sender paused for 40 writes before n1 dies
 # with it, so that n2 never receives what n1 acknowledged in that time.
 # No rejoin afterwards: the test ends with the check on n2.
+# The node then dies whole, as in crash: its pg_autoctl (which would
+# restart it), its postmaster and every backend.  Frozen instead, as kill
+# does until it thaws the node, its backends would hold the clients that
+# were in a query there for good: nothing thaws it here.
 pause_and_kill() {
-    local sender
-    sender=$(pgrep -f "walsender" -P "$(head -1 "$HA_DIR/$1/postmaster.pid")" | head -1)
+    local sender postmaster children
+    postmaster=$(head -1 "$HA_DIR/$1/postmaster.pid")
+    sender=$(pgrep -f "walsender" -P "$postmaster" | head -1)
     [ -n "$sender" ] || { echo "no WAL sender on $1" >&2; return 1; }
     kill -STOP "$sender"
     wait_commits "$(now_ms)" "${PORT[$1]}" 40
-    freeze_and_kill "$1"
-    kill -KILL "$sender"
+    children=$(pgrep -P "$postmaster" || true)
+    kill -KILL -- "-${GROUP[$1]}" 2>/dev/null || true
+    # shellcheck disable=SC2086 # one pid a word
+    kill -KILL $children "$postmaster" 2>/dev/null || true
+    wait_gone "$1"
     wait_promoted "$2"
 }
 fault async n1 n2 off pause_and_kill
