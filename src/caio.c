@@ -25,6 +25,7 @@
 #include "utils/datum.h"
 #include "utils/rel.h"
 #include "commands/sequence.h"
+#include "common/int.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
@@ -457,6 +458,24 @@ caio_arg_wait_usecs(FunctionCallInfo fcinfo, int argno)
 }
 
 /*
+ * Whether an expiry is at most CAIO_TTL_MAX_DAYS after now, by the calendar:
+ * the limit on every lease and claim, whether caio_acquire, caio_renew,
+ * caio_claim or a claim's renewal through an UPDATE set it.  -infinity has
+ * ended already; infinity, and a span too large to compute, are over it.
+ */
+bool
+caio_expiry_within_limit(TimestampTz now, TimestampTz expires_at)
+{
+	int64		ahead;
+
+	if (TIMESTAMP_IS_NOBEGIN(expires_at))
+		return true;
+	return !TIMESTAMP_IS_NOEND(expires_at) &&
+		!pg_sub_s64_overflow(expires_at, now, &ahead) &&
+		ahead <= (int64) CAIO_TTL_MAX_DAYS * USECS_PER_DAY;
+}
+
+/*
  * now + ttl, refused when the calendar makes it no later than now, or more
  * than CAIO_TTL_MAX_DAYS later.  caio_arg_ttl counts a month as 30 days, so
  * months and days of opposite signs ('1000 mons -29634 days') pass it while
@@ -476,7 +495,7 @@ caio_expiry(TimestampTz now, Interval *ttl)
 				 errmsg("ttl must be positive"),
 				 errdetail("The ttl given was %s, which ends no later than it starts.",
 						   interval_text(ttl))));
-	if (expires_at - now > (int64) CAIO_TTL_MAX_DAYS * USECS_PER_DAY)
+	if (!caio_expiry_within_limit(now, expires_at))
 	{
 		Interval   *span = DatumGetIntervalP(DirectFunctionCall2(timestamp_mi,
 																 TimestampTzGetDatum(expires_at),

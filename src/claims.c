@@ -24,7 +24,6 @@
 #include "catalog/pg_type.h"
 #include "commands/tablecmds.h"
 #include "commands/trigger.h"
-#include "common/int.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "miscadmin.h"
@@ -244,7 +243,6 @@ static void
 claim_check_holder_write(Relation rel, const ClaimState *old, const ClaimState *new)
 {
 	TimestampTz now;
-	int64		ahead;
 	char	   *asked;
 
 	if (new->holder_null != new->expires_null)
@@ -261,10 +259,7 @@ claim_check_holder_write(Relation rel, const ClaimState *old, const ClaimState *
 		return;
 
 	now = caio_clock_now(NULL);
-	if (TIMESTAMP_IS_NOBEGIN(new->expires_at) ||
-		(!TIMESTAMP_IS_NOEND(new->expires_at) &&
-		 !pg_sub_s64_overflow(new->expires_at, now, &ahead) &&
-		 ahead <= (int64) CAIO_TTL_MAX_DAYS * USECS_PER_DAY))
+	if (caio_expiry_within_limit(now, new->expires_at))
 		return;
 	/* timestamptz_to_str's result lives until its next call. */
 	asked = pstrdup(timestamptz_to_str(new->expires_at));
