@@ -6,10 +6,12 @@ PG_CONFIG  ?= pg_config
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" $(EXTENSION).control)
 
 MODULE_big  = caio
-OBJS        = src/caio.o src/clock.o src/lease.o src/resource_lock.o \
-              src/fencing.o src/versioned.o src/address.o src/nonce.o \
-              src/claims.o src/token.o src/stats.o
-HEADERS     = src/caio.h src/compat.h
+OBJS        = src/caio.o src/catalog.o src/args.o src/guard.o src/refusal.o \
+              src/clock.o src/lease.o src/resource_lock.o src/fencing.o \
+              src/versioned.o src/address.o src/nonce.o src/claims.o \
+              src/token.o src/stats.o
+# The headers in src/ are caio's own, not an API for other extensions: they
+# are not installed.
 
 DATA_built  = sql/$(EXTENSION)--$(EXTVERSION).sql
 # Upgrade scripts, and the install scripts of earlier versions as released.
@@ -56,11 +58,11 @@ $(foreach goal,$(TAP_GOALS),$(eval $(goal): tap-$(goal)))
 $(addprefix tap-,$(TAP_GOALS)):
 	$(MAKE) -C tap PG_CONFIG=$(PG_CONFIG) $(@:tap-%=%)
 
-# Every C file includes the shared headers.  Objects built against another
-# PostgreSQL are rebuilt: src/pg_built_for.stamp names the server headers
-# they were built with, and make rewrites it only when that changes.
+# Objects are rebuilt when any of caio's headers changes, and when they were
+# built against another PostgreSQL: src/pg_built_for.stamp names the server
+# headers they were built with, and make rewrites it only when that changes.
 PG_BUILT_FOR := $(shell $(PG_CONFIG) --version) $(shell $(PG_CONFIG) --includedir-server)
-$(OBJS): src/caio.h src/compat.h src/pg_built_for.stamp
+$(OBJS): $(wildcard src/*.h) src/pg_built_for.stamp
 .PHONY: pg-built-for-check
 src/pg_built_for.stamp: pg-built-for-check
 	@echo '$(PG_BUILT_FOR)' | cmp -s - $@ || echo '$(PG_BUILT_FOR)' > $@

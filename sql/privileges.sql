@@ -306,6 +306,20 @@ CREATE TABLE regress_caio_evil.caio_lease_state (resource text);
 SET search_path = regress_caio_evil, public, pg_catalog;
 SELECT resource, holder FROM caio_acquire('priv:s', 'app-1', '1 minute');
 SELECT resource, holder FROM caio_lease_of('priv:s');
+-- caio runs its SQL with search_path pinned to pg_catalog, pg_temp, and
+-- gives the caller's back afterwards, and after an error in that SQL too
+-- (another role's renew is refused once the row is read).
+SET ROLE regress_caio_other;
+BEGIN;
+SELECT resource, holder FROM caio_acquire('priv:u', 'other-1', '1 minute');
+SHOW search_path;
+SAVEPOINT refused;
+SELECT caio_renew(caio_lease_of('priv:s'), '1 minute');
+ROLLBACK TO SAVEPOINT refused;
+SHOW search_path;
+COMMIT;
+SELECT caio_release(caio_lease_of('priv:u')) AS released;
+SET ROLE regress_caio_app;
 SELECT caio_release(caio_lease_of('priv:s')) AS released;
 RESET search_path;
 RESET ROLE;

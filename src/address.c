@@ -15,6 +15,8 @@
 #include "utils/builtins.h"
 
 #include "caio.h"
+#include "address.h"
+#include "args.h"
 
 PG_FUNCTION_INFO_V1(caio_address_checksum);
 

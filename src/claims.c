@@ -38,6 +38,13 @@
 #include "utils/typcache.h"
 
 #include "caio.h"
+#include "args.h"
+#include "catalog.h"
+#include "clock.h"
+#include "guard.h"
+#include "refusal.h"
+#include "stats.h"
+#include "token.h"
 
 PG_FUNCTION_INFO_V1(caio_claimable);
 PG_FUNCTION_INFO_V1(caio_claim);
@@ -155,44 +162,6 @@ caio_claimable(PG_FUNCTION_ARGS)
  * ----------------------------------------------------------------
  */
 
-static const char *claim_hint =
-"Name the token your claim returned; if the row's token is newer, the claim was taken over: stop working on the row.";
-
-pg_noreturn static void refuse_claim_write(Relation rel, int64 named, int64 current,
-											  const char *detail, const char *hint);
-pg_noreturn static void refuse_claim_missing(Relation rel, int64 current, const char *what,
-											 const char *hint);
-
-static void
-refuse_claim_write(Relation rel, int64 named, int64 current, const char *detail,
-				   const char *hint)
-{
-	/* Claimed rows belong to no resource. */
-	caio_refusal_tokens(ERRCODE_CAIO_FENCING, rel, NULL, "claim token",
-						&named, current);
-	ereport(ERROR,
-			(errcode(ERRCODE_CAIO_FENCING),
-			 errmsg("stale claim token for a row of table \"%s\"",
-					RelationGetRelationName(rel)),
-			 errdetail_internal("%s", detail),
-			 errhint("%s", hint), errtable(rel)));
-}
-
-static void
-refuse_claim_missing(Relation rel, int64 current, const char *what,
-					 const char *hint)
-{
-	caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, rel, NULL, "claim token", NULL,
-						current);
-	ereport(ERROR,
-			(errcode(ERRCODE_CAIO_FENCING_MISSING),
-			 errmsg("missing claim token for a row of table \"%s\"",
-					RelationGetRelationName(rel)),
-			 errdetail("The row is claimed under token " INT64_FORMAT "; %s.", current, what),
-			 errhint("%s", hint),
-			 errtable(rel)));
-}
-
 /* A row's claim columns, as the trigger reads them. */
 typedef struct ClaimState
 {
@@ -297,8 +266,7 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	{
 		claim_state(td->tg_trigtuple, desc, att, &old);
 		if (claim_live(&old))
-			refuse_claim_missing(rel, old.token, "a DELETE cannot name it",
-								 "Release the claim first (an UPDATE that sets claim_holder and claim_expires_at to NULL and names the token), or let it expire.");
+			caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_DELETE);
 		return PointerGetDatum(td->tg_trigtuple);
 	}
 
@@ -312,28 +280,17 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	else if (old.token == 0)
 	{
 		if (new.token != 0)
-			refuse_claim_write(rel, new.token, 0,
-							   psprintf("The write named claim token " INT64_FORMAT ", but the row was never claimed; claim tokens come from caio_claim() only.",
-										new.token),
-							   claim_hint);
+			caio_refuse_stale_claim(rel, new.token, 0, false);
 	}
 	else if (!bms_is_member(att[CLAIM_TOKEN] - FirstLowInvalidHeapAttributeNumber,
 							td->tg_updatedcols))
-		refuse_claim_missing(rel, old.token, "the write did not set claim_token",
-							 "Set claim_token to the token your claim returned.");
+		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_NOT_SET);
 	else if (new.token == 0)
-		refuse_claim_missing(rel, old.token, "the write set claim_token to NULL",
-							 "Set claim_token to the token your claim returned.");
+		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_SET_NULL);
 	else if (new.token != old.token)
-		refuse_claim_write(rel, new.token, old.token,
-						   psprintf("The write named claim token " INT64_FORMAT ", but the row's claim token is " INT64_FORMAT ".",
-									new.token, old.token),
-						   claim_hint);
+		caio_refuse_stale_claim(rel, new.token, old.token, false);
 	else if (!claim_held(&old))
-		refuse_claim_write(rel, new.token, old.token,
-						   psprintf("The write named claim token " INT64_FORMAT ", whose claim was released; only caio_claim() can claim the row again.",
-									new.token),
-						   "A released claim is over: claim the row again with caio_claim() to write to it.");
+		caio_refuse_stale_claim(rel, new.token, old.token, true);
 	else
 	{
 		claim_check_holder_write(rel, &old, &new);

@@ -17,6 +17,10 @@
 #include "utils/snapmgr.h"
 
 #include "caio.h"
+#include "args.h"
+#include "catalog.h"
+#include "clock.h"
+#include "resource_lock.h"
 
 PG_FUNCTION_INFO_V1(caio_now);
 PG_FUNCTION_INFO_V1(caio_clock_set);

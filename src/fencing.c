@@ -28,6 +28,14 @@
 #include "utils/rel.h"
 
 #include "caio.h"
+#include "args.h"
+#include "catalog.h"
+#include "fencing.h"
+#include "guard.h"
+#include "lease.h"
+#include "refusal.h"
+#include "resource_lock.h"
+#include "stats.h"
 
 PG_FUNCTION_INFO_V1(caio_protect);
 PG_FUNCTION_INFO_V1(caio_use);
@@ -152,115 +160,9 @@ caio_fencing_init(void)
 }
 
 /* ----------------------------------------------------------------
- * Refusals
- * ----------------------------------------------------------------
- */
-
-static const char *fence_hint =
-"Acquire the resource again and retry the write under the new lease.";
-
-pg_noreturn static void refuse_stale(Relation rel, const char *resource, int64 named,
-									 int64 newest, const char *detail);
-pg_noreturn static void refuse_missing_token(Relation rel, const char *resource,
-											 const char *token_column,
-											 const CaioLease *newest);
-
-/* LK001 for a write, with what was wrong in the detail. */
-static void
-refuse_stale(Relation rel, const char *resource, int64 named, int64 newest,
-			 const char *detail)
-{
-	caio_refusal_tokens(ERRCODE_CAIO_FENCING, rel, resource, "token", &named, newest);
-	ereport(ERROR,
-			(errcode(ERRCODE_CAIO_FENCING),
-			 errmsg("stale fencing token for resource \"%s\" on table \"%s\"",
-					resource, RelationGetRelationName(rel)),
-			 errdetail_internal("%s", detail),
-			 errhint("%s", fence_hint), errtable(rel)));
-}
-
-/* newest is NULL when the resource was never leased. */
-static void
-refuse_stale_write(Relation rel, const char *resource, int64 token,
-				   const CaioLease *newest)
-{
-	if (newest == NULL)
-		refuse_stale(rel, resource, token, 0,
-					 psprintf("The write named token " INT64_FORMAT ", but the resource has no lease on record (none was granted, or it was purged).",
-							  token));
-	if (newest->token == token && newest->released)
-		refuse_stale(rel, resource, token, newest->token,
-					 psprintf("The write named token " INT64_FORMAT ", whose lease was released; the newest token for the resource is " INT64_FORMAT ".",
-							  token, newest->token));
-	refuse_stale(rel, resource, token, newest->token,
-				 psprintf("The write named token " INT64_FORMAT ", but the newest token for the resource is " INT64_FORMAT ".",
-						  token, newest->token));
-}
-
-static void
-refuse_missing_token(Relation rel, const char *resource,
-					 const char *token_column, const CaioLease *newest)
-{
-	const char *table = RelationGetRelationName(rel);
-	char	   *newest_text = newest
-		? psprintf("the newest token for the resource is " INT64_FORMAT, newest->token)
-		: pstrdup("the resource has no lease on record (none was granted, or it was purged)");
-
-	caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, rel, resource, "token", NULL,
-						newest ? newest->token : 0);
-	ereport(ERROR,
-			(errcode(ERRCODE_CAIO_FENCING_MISSING),
-			 errmsg("missing fencing token for resource \"%s\" on table \"%s\"",
-					resource, table),
-			 errdetail("The write did not set column \"%s\" and no lease on the resource was named with caio_use() in this transaction; %s.",
-					   token_column, newest_text),
-			 errhint("Set \"%s\" to the token of your lease, or call caio_use(lease) first.",
-					 token_column),
-			 errtable(rel)));
-}
-
-/* ----------------------------------------------------------------
  * caio_use
  * ----------------------------------------------------------------
  */
-
-/*
- * Check that a lease is the caller's (42501 otherwise, before any lock), and
- * its resource's newest and not released (LK001 otherwise), and keep it so
- * until the transaction ends: the resource's lock is held in share mode, so
- * no new lease can be granted meanwhile.  Runs as the caller (before
- * caio_spi_begin).
- */
-void
-caio_lease_require_current(const CaioLease *lease, CaioLease *newest)
-{
-	bool		found;
-
-	caio_lease_require_holder(lease);
-	caio_resource_lock(caio_resource_key(lease->resource), ShareLock);
-	found = caio_lease_lookup(lease->resource, newest);
-	if (found && newest->token == lease->token && !newest->released &&
-		strcmp(newest->holder, lease->holder) == 0)
-	{
-		/* Again: the token may have been granted since the first look. */
-		caio_lease_check_owner(newest, GetUserId(), "use");
-		return;
-	}
-	caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, lease->resource, "token",
-						&lease->token, found ? newest->token : 0);
-	ereport(ERROR,
-			(errcode(ERRCODE_CAIO_FENCING),
-			 errmsg("lease on resource \"%s\" is not current", lease->resource),
-			 !found
-			 ? errdetail("The lease names token " INT64_FORMAT ", but the resource has no lease on record (none was granted, or it was purged).",
-						 lease->token)
-			 : newest->token == lease->token && newest->released
-			 ? errdetail("The lease names token " INT64_FORMAT ", which was released; the newest token for the resource is " INT64_FORMAT ".",
-						 lease->token, newest->token)
-			 : errdetail("The lease names token " INT64_FORMAT " held by \"%s\", but the newest token for the resource is " INT64_FORMAT ", held by \"%s\".",
-						 lease->token, lease->holder, newest->token, newest->holder),
-			 errhint("%s", fence_hint)));
-}
 
 Datum
 caio_use(PG_FUNCTION_ARGS)
@@ -386,23 +288,18 @@ fence_check(const FenceSpec *spec, const char *resource, bool named,
 			int64 token, bool has_row_token, int64 row_token)
 {
 	CaioLease	newest;
-	bool		found;
+	bool		found = caio_lease_pin(resource, &newest);
 	UsedLease  *used = named ? NULL : used_lease_for(resource);
 
-	caio_resource_lock(caio_resource_key(resource), ShareLock);
-	found = caio_lease_lookup(resource, &newest);
-
 	if (!named && used == NULL)
-		refuse_missing_token(spec->rel, resource, spec->token_column,
-							 found ? &newest : NULL);
+		caio_refuse_missing_token(spec->rel, resource, spec->token_column,
+								  found ? &newest : NULL);
 	if (!named)
 		token = used->token;
-	if (!found || newest.token != token || newest.released)
-		refuse_stale_write(spec->rel, resource, token, found ? &newest : NULL);
-	if (has_row_token && row_token > token)
-		refuse_stale(spec->rel, resource, token, row_token,
-					 psprintf("The write named token " INT64_FORMAT ", but the row already carries token " INT64_FORMAT "; a row's token never goes backwards.",
-							  token, row_token));
+	if (!found || !caio_lease_is_current(&newest, token, NULL) ||
+		(has_row_token && row_token > token))
+		caio_refuse_stale_write(spec->rel, resource, token,
+								found ? &newest : NULL, row_token);
 	return token;
 }
 

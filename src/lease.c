@@ -22,6 +22,14 @@
 #include "utils/memutils.h"
 
 #include "caio.h"
+#include "args.h"
+#include "catalog.h"
+#include "clock.h"
+#include "lease.h"
+#include "refusal.h"
+#include "resource_lock.h"
+#include "stats.h"
+#include "token.h"
 
 PG_FUNCTION_INFO_V1(caio_acquire);
 PG_FUNCTION_INFO_V1(caio_renew);
@@ -77,18 +85,6 @@ static CaioPlan release_plan = CAIO_PLAN(
 	"   AND released_at IS NULL"
 	" RETURNING holder_role, expires_at", release_args);
 
-/* The columns of caio_lease_state, in order. */
-enum
-{
-	STATE_RESOURCE = 1,
-	STATE_HOLDER,
-	STATE_HOLDER_ROLE,
-	STATE_TOKEN,
-	STATE_ACQUIRED_AT,
-	STATE_EXPIRES_AT,
-	STATE_RELEASED_AT,
-	STATE_NATTS = STATE_RELEASED_AT
-};
 
 /* ----------------------------------------------------------------
  * Conversions between SQL values and Lease
@@ -159,23 +155,23 @@ bool
 caio_lease_lookup(const char *resource, CaioLease *lease)
 {
 	const CaioCatalog *cat = caio_catalog();
-	Datum		values[STATE_NATTS];
-	bool		isnull[STATE_NATTS];
+	Datum		values[Natts_caio_lease_state];
+	bool		isnull[Natts_caio_lease_state];
 	ScanKeyData key;
 
 	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
 				CStringGetTextDatum(resource));
 	if (!caio_index_first(cat->lease_state, cat->lease_state_pkey, &key, 1,
-						  values, isnull, STATE_NATTS))
+						  values, isnull, Natts_caio_lease_state))
 		return false;
 
 	lease->resource = (char *) resource;
-	lease->holder = TextDatumGetCString(values[STATE_HOLDER - 1]);
-	lease->holder_role = DatumGetObjectId(values[STATE_HOLDER_ROLE - 1]);
-	lease->token = DatumGetInt64(values[STATE_TOKEN - 1]);
-	lease->acquired_at = DatumGetTimestampTz(values[STATE_ACQUIRED_AT - 1]);
-	lease->expires_at = DatumGetTimestampTz(values[STATE_EXPIRES_AT - 1]);
-	lease->released = !isnull[STATE_RELEASED_AT - 1];
+	lease->holder = TextDatumGetCString(values[Anum_caio_lease_state_holder - 1]);
+	lease->holder_role = DatumGetObjectId(values[Anum_caio_lease_state_holder_role - 1]);
+	lease->token = DatumGetInt64(values[Anum_caio_lease_state_token - 1]);
+	lease->acquired_at = DatumGetTimestampTz(values[Anum_caio_lease_state_acquired_at - 1]);
+	lease->expires_at = DatumGetTimestampTz(values[Anum_caio_lease_state_expires_at - 1]);
+	lease->released = !isnull[Anum_caio_lease_state_released_at - 1];
 	return true;
 }
 
@@ -222,6 +218,51 @@ caio_lease_require_holder(const CaioLease *lease)
 	if (caio_lease_lookup(lease->resource, &newest) &&
 		newest.token == lease->token)
 		caio_lease_check_owner(&newest, GetUserId(), "use");
+}
+
+/*
+ * Whether newest, a resource's lease as read, is the current one for token
+ * (and holder, unless NULL): the same token, not released.  Expiry is not
+ * looked at: a lease stays current until a takeover or a release replaces
+ * it, which is what makes a fenced write under an expired but untaken lease
+ * safe.  The one test behind fenced writes, caio_use and nonce marks.
+ */
+bool
+caio_lease_is_current(const CaioLease *newest, int64 token, const char *holder)
+{
+	return newest->token == token && !newest->released &&
+		(holder == NULL || strcmp(newest->holder, holder) == 0);
+}
+
+/*
+ * Hold a resource's lock in share mode until the transaction ends, so that
+ * no new lease on it can be granted meanwhile, and read its lease into
+ * *newest; false when it has none.
+ */
+bool
+caio_lease_pin(const char *resource, CaioLease *newest)
+{
+	caio_resource_lock(caio_resource_key(resource), ShareLock);
+	return caio_lease_lookup(resource, newest);
+}
+
+/*
+ * Check that a lease is the caller's (42501 otherwise, before any lock), and
+ * its resource's current one (LK001 otherwise), and keep it so until the
+ * transaction ends (caio_lease_pin).  Runs as the caller (before
+ * caio_spi_begin).
+ */
+void
+caio_lease_require_current(const CaioLease *lease, CaioLease *newest)
+{
+	bool		found;
+
+	caio_lease_require_holder(lease);
+	found = caio_lease_pin(lease->resource, newest);
+	if (!found || !caio_lease_is_current(newest, lease->token, lease->holder))
+		caio_refuse_stale_lease(lease, found ? newest : NULL);
+	/* Again: the token may have been granted since the first look. */
+	caio_lease_check_owner(newest, GetUserId(), "use");
 }
 
 /* ----------------------------------------------------------------

@@ -26,6 +26,15 @@
 #include "utils/guc.h"
 
 #include "caio.h"
+#include "address.h"
+#include "args.h"
+#include "catalog.h"
+#include "clock.h"
+#include "lease.h"
+#include "nonce.h"
+#include "refusal.h"
+#include "resource_lock.h"
+#include "stats.h"
 
 PG_FUNCTION_INFO_V1(caio_nonce_reserve);
 PG_FUNCTION_INFO_V1(caio_nonce_release);
@@ -310,14 +319,6 @@ wallet_values(const Wallet *wallet, Datum *values)
 	values[1] = CStringGetTextDatum(wallet->address);
 }
 
-/* Columns of caio_nonce_wallet and caio_nonce_reservation that we read. */
-#define WALLET_NATTS			5
-#define WALLET_CHAIN_COUNT		2
-#define WALLET_NEXT_NONCE		3
-#define RESERVATION_NATTS		11
-#define RESERVATION_NONCE		2
-#define RESERVATION_STATE		3
-
 static void
 wallet_keys(const Wallet *wallet, ScanKeyData *keys)
 {
@@ -333,12 +334,12 @@ wallet_read(const Wallet *wallet, int64 *chain_count, int64 *next_nonce)
 {
 	const CaioCatalog *cat = caio_catalog();
 	ScanKeyData keys[2];
-	Datum		values[WALLET_NATTS];
-	bool		isnull[WALLET_NATTS];
+	Datum		values[Natts_caio_nonce_wallet];
+	bool		isnull[Natts_caio_nonce_wallet];
 
 	wallet_keys(wallet, keys);
 	if (!caio_index_first(cat->nonce_wallet, cat->nonce_wallet_pkey, keys, 2,
-						  values, isnull, WALLET_NATTS))
+						  values, isnull, Natts_caio_nonce_wallet))
 	{
 		wallet_values(wallet, values);
 		caio_spi_run(&wallet_insert_plan, values, NULL, false);
@@ -346,8 +347,8 @@ wallet_read(const Wallet *wallet, int64 *chain_count, int64 *next_nonce)
 		*next_nonce = 0;
 		return;
 	}
-	*chain_count = DatumGetInt64(values[WALLET_CHAIN_COUNT]);
-	*next_nonce = DatumGetInt64(values[WALLET_NEXT_NONCE]);
+	*chain_count = DatumGetInt64(values[Anum_caio_nonce_wallet_chain_count - 1]);
+	*next_nonce = DatumGetInt64(values[Anum_caio_nonce_wallet_next_nonce - 1]);
 }
 
 /*
@@ -361,17 +362,17 @@ reservation_from(const Wallet *wallet, Oid index, int64 from, int64 *nonce,
 {
 	const CaioCatalog *cat = caio_catalog();
 	ScanKeyData keys[3];
-	Datum		values[RESERVATION_NATTS];
-	bool		isnull[RESERVATION_NATTS];
+	Datum		values[Natts_caio_nonce_reservation];
+	bool		isnull[Natts_caio_nonce_reservation];
 
 	wallet_keys(wallet, keys);
 	ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(from));
 	if (!caio_index_first(cat->nonce_reservation, index, keys, 3, values, isnull,
-						  RESERVATION_NATTS))
+						  Natts_caio_nonce_reservation))
 		return false;
-	*nonce = DatumGetInt64(values[RESERVATION_NONCE]);
-	*state = TextDatumGetCString(values[RESERVATION_STATE]);
+	*nonce = DatumGetInt64(values[Anum_caio_nonce_reservation_nonce - 1]);
+	*state = TextDatumGetCString(values[Anum_caio_nonce_reservation_state - 1]);
 	return true;
 }
 
@@ -401,8 +402,8 @@ free_nonce_step(TupleTableSlot *slot, void *arg)
 {
 	int64	   *next = (int64 *) arg;
 
-	if (DatumGetInt64(slot->tts_values[RESERVATION_NONCE]) != *next ||
-		text_is(slot->tts_values[RESERVATION_STATE], "released"))
+	if (DatumGetInt64(slot->tts_values[Anum_caio_nonce_reservation_nonce - 1]) != *next ||
+		text_is(slot->tts_values[Anum_caio_nonce_reservation_state - 1], "released"))
 		return false;
 	(*next)++;
 	CHECK_FOR_INTERRUPTS();
@@ -429,7 +430,7 @@ free_nonce(const Wallet *wallet, int64 from)
 	ScanKeyInit(&keys[2], 3, BTGreaterEqualStrategyNumber, F_INT8GE,
 				Int64GetDatum(from));
 	caio_index_scan(cat->nonce_reservation, cat->nonce_reservation_pkey, keys, 3,
-					RESERVATION_NATTS, free_nonce_step, &next);
+					Natts_caio_nonce_reservation, free_nonce_step, &next);
 	return next;
 }
 
@@ -704,38 +705,20 @@ static void
 mark_check_fence(const Wallet *wallet, int64 nonce, const Reservation *reservation,
 				 const CaioLease *lease, const char *action)
 {
+	CaioRefusedNonce refused = {wallet->chain_id, wallet->address, nonce,
+	reservation->resource, reservation->token, action};
+
 	if (reservation->resource == NULL)
 		return;
 	if (lease == NULL)
-	{
-		caio_refusal_tokens(ERRCODE_CAIO_FENCING_MISSING, NULL,
-							reservation->resource, "token", NULL, reservation->token);
-		ereport(ERROR,
-				(errcode(ERRCODE_CAIO_FENCING_MISSING),
-				 errmsg("missing fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
-						nonce, wallet->address, wallet->chain_id),
-				 errdetail("The nonce is fenced by token " INT64_FORMAT " of a lease on resource \"%s\"; the %s named no lease.",
-						   reservation->token, reservation->resource, action),
-				 errhint("Pass the current lease on \"%s\" to caio_nonce_mark(), with state 'released' to release the nonce.",
-						 reservation->resource)));
-	}
+		caio_refuse_missing_nonce_lease(&refused);
 	if (strcmp(lease->resource, reservation->resource) != 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("the lease is on resource \"%s\", but nonce " INT64_FORMAT " was reserved under a lease on \"%s\"",
-						lease->resource, nonce, reservation->resource)));
+				 errmsg("the lease is on resource \"%s\", but nonce %lld was reserved under a lease on \"%s\"",
+						lease->resource, (long long) nonce, reservation->resource)));
 	if (lease->token < reservation->token)
-	{
-		caio_refusal_tokens(ERRCODE_CAIO_FENCING, NULL, reservation->resource, "token",
-							&lease->token, reservation->token);
-		ereport(ERROR,
-				(errcode(ERRCODE_CAIO_FENCING),
-				 errmsg("stale fencing token for nonce " INT64_FORMAT " of wallet %s on chain " INT64_FORMAT,
-						nonce, wallet->address, wallet->chain_id),
-				 errdetail("The %s named token " INT64_FORMAT ", but the reservation was last written under token " INT64_FORMAT ".",
-						   action, lease->token, reservation->token),
-				 errhint("Acquire the resource again and retry under the new lease.")));
-	}
+		caio_refuse_stale_nonce(&refused, lease->token);
 }
 
 /*

@@ -37,6 +37,7 @@
 #include "utils/resowner.h"
 
 #include "caio.h"
+#include "resource_lock.h"
 
 #define CAIO_TAG_RESOURCE		17217	/* 0x4341, "CA" */
 #define CAIO_TAG_WAITER			17218

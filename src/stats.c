@@ -1,6 +1,6 @@
 /*
  * stats.c
- *		What caio did, counted in shared memory, and what it refused, logged.
+ *		What caio did, counted in shared memory (refusal.c logs what it refused).
  *
  * The counters need shared memory, which an extension gets only when it is
  * in shared_preload_libraries.  Without it every count is a no-op and the
@@ -27,6 +27,7 @@
 #include "utils/timestamp.h"
 
 #include "caio.h"
+#include "stats.h"
 
 PG_FUNCTION_INFO_V1(caio_stats);
 PG_FUNCTION_INFO_V1(caio_stats_reset);
@@ -51,9 +52,6 @@ static StatsShared *stats_shared = NULL;
 
 /* This backend's slot, found on first use (a backend stays in one database). */
 static StatsSlot *my_slot = NULL;
-
-/* caio.log_refusals */
-static bool log_refusals = false;
 
 static shmem_request_hook_type prev_shmem_request_hook = NULL;
 static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
@@ -94,13 +92,6 @@ stats_shmem_startup(void)
 void
 caio_stats_init(void)
 {
-	DefineCustomBoolVariable("caio.log_refusals",
-							 "Logs every write, lease use or nonce change that caio refuses.",
-							 "Each refusal is logged with its SQLSTATE, the table, the resource, "
-							 "and the token (or version) named beside the newest one.",
-							 &log_refusals, false, PGC_SUSET, 0,
-							 NULL, NULL, NULL);
-
 	if (!process_shared_preload_libraries_in_progress)
 		return;
 	prev_shmem_request_hook = shmem_request_hook;
@@ -201,49 +192,6 @@ caio_count(CaioCounter counter, uint64 n)
 
 	if (slot != NULL)
 		pg_atomic_fetch_add_u64(&slot->counters[counter], (int64) n);
-}
-
-/*
- * Count a refusal, and log it when caio.log_refusals is on.  The caller
- * raises the error itself; this runs just before.  named and current are
- * the token (or version) the write named and the resource's (or row's)
- * current one, as text; NULL means none.
- */
-void
-caio_refusal(int sqlstate, Relation rel, const char *resource,
-			 const char *what, const char *named, const char *current)
-{
-	if (sqlstate == ERRCODE_CAIO_FENCING)
-		caio_count(CAIO_REFUSED_LK001, 1);
-	else if (sqlstate == ERRCODE_CAIO_VERSION_CONFLICT)
-		caio_count(CAIO_REFUSED_LK002, 1);
-	else if (sqlstate == ERRCODE_CAIO_FENCING_MISSING)
-		caio_count(CAIO_REFUSED_LK003, 1);
-
-	if (!log_refusals)
-		return;
-	ereport(LOG,
-			(errmsg("caio refused %s: table %s, resource %s, %s named %s, current %s",
-					unpack_sql_state(sqlstate),
-					rel ? quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
-													 RelationGetRelationName(rel))
-					: "(none)",
-					resource ? quote_literal_cstr(resource) : "(none)",
-					what, named ? named : "none", current ? current : "none")));
-}
-
-/*
- * caio_refusal for tokens (what: "token" or "claim token"): named is NULL
- * when the write named none; a current token of 0 means there is none yet
- * (tokens start at 1).
- */
-void
-caio_refusal_tokens(int sqlstate, Relation rel, const char *resource,
-					const char *what, const int64 *named, int64 current)
-{
-	caio_refusal(sqlstate, rel, resource, what,
-				 named ? psprintf(INT64_FORMAT, *named) : NULL,
-				 current > 0 ? psprintf(INT64_FORMAT, current) : NULL);
 }
 
 static void

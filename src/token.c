@@ -49,6 +49,8 @@
 #include "utils/syscache.h"
 
 #include "caio.h"
+#include "catalog.h"
+#include "token.h"
 
 PG_FUNCTION_INFO_V1(caio_start_token_epoch);
 

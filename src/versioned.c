@@ -16,12 +16,16 @@
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
 #include "commands/trigger.h"
+#include "executor/spi.h"
 #include "nodes/value.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
 #include "caio.h"
+#include "guard.h"
+#include "refusal.h"
+#include "stats.h"
 
 PG_FUNCTION_INFO_V1(caio_versioned);
 PG_FUNCTION_INFO_V1(caio_version_trigger);
@@ -101,23 +105,6 @@ caio_version_trigger(PG_FUNCTION_ARGS)
 		return PointerGetDatum(td->tg_newtuple);
 	}
 
-	caio_refusal(ERRCODE_CAIO_VERSION_CONFLICT, td->tg_relation, NULL, "version",
-				 set_version && has_new ? psprintf(INT64_FORMAT, new_version) : NULL,
-				 psprintf(INT64_FORMAT, old_version));
-	ereport(ERROR,
-			(errcode(ERRCODE_CAIO_VERSION_CONFLICT),
-			 errmsg("version conflict on table \"%s\"",
-					RelationGetRelationName(td->tg_relation)),
-			 !set_version
-			 ? errdetail("The update did not set column \"%s\"; the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
-						 td->tg_trigger->tgargs[0], old_version, old_version + 1)
-			 : has_new
-			 ? errdetail("The update set version " INT64_FORMAT ", but the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
-						 new_version, old_version, old_version + 1)
-			 : errdetail("The update set version NULL, but the row is at version " INT64_FORMAT ", so the update must set " INT64_FORMAT ".",
-						 old_version, old_version + 1),
-			 errhint("Re-read the row and retry the update with its new version."),
-			 errtable(td->tg_relation)));
-
-	return PointerGetDatum(td->tg_newtuple);
+	caio_refuse_version(td->tg_relation, td->tg_trigger->tgargs[0], old_version,
+						set_version, has_new, new_version);
 }

@@ -1,0 +1,347 @@
+/*
+ * catalog.c
+ *		Where this database keeps caio's objects (looked up once, again after
+ *		an invalidation), SPI statements prepared once and kept, the switch to
+ *		the extension owner around them, and reads straight through an index
+ *		for the hot paths.
+ */
+#include "postgres.h"
+
+#include "access/genam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
+#include "access/xact.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "executor/tuptable.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/fmgroids.h"
+#include "utils/guc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rel.h"
+#include "utils/snapmgr.h"
+
+#include "caio.h"
+#include "catalog.h"
+#include "clock.h"
+
+static CaioCatalog catalog;
+
+/* The catalog is good while no invalidation arrived since it was loaded. */
+static uint64 catalog_invalidations = 1;
+static uint64 catalog_loaded_at = 0;
+
+/*
+ * Any relcache invalidation of one of our relations or indexes (DROP
+ * EXTENSION, VACUUM, REINDEX CONCURRENTLY, a clock change) or a full reset
+ * makes us look the catalog up again; the lookup is cheap and plans survive
+ * it unless an OID really changed.
+ */
+static void
+caio_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
+{
+	const Oid	cached[] = {catalog.lease_state, catalog.lease_state_pkey,
+		catalog.nonce_wallet, catalog.nonce_wallet_pkey,
+		catalog.nonce_reservation, catalog.nonce_reservation_pkey,
+	catalog.nonce_released, catalog.clock, catalog.token_seq,
+	catalog.token_epoch};
+
+	if (relid == InvalidOid || relid == catalog.clock)
+		caio_clock_forget();
+	for (int i = 0; i < (int) lengthof(cached); i++)
+		if (relid == InvalidOid || relid == cached[i])
+			catalog_invalidations++;
+}
+
+void
+caio_catalog_init(void)
+{
+	CacheRegisterRelcacheCallback(caio_relcache_callback, (Datum) 0);
+}
+
+static Oid
+caio_relation(const char *name)
+{
+	Oid			relid = get_relname_relid(name, catalog.schema);
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "caio's relation \"%s\" is missing", name);
+	return relid;
+}
+
+static void
+catalog_load(void)
+{
+	Relation	rel;
+	SysScanDesc scan;
+	ScanKeyData key;
+	HeapTuple	tuple;
+	Form_pg_extension ext;
+	Oid			old_schema = catalog.schema;
+	Oid			old_lease_state = catalog.lease_state;
+
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
+				F_NAMEEQ, CStringGetDatum("caio"));
+	scan = systable_beginscan(rel, ExtensionNameIndexId, true, NULL, 1, &key);
+	tuple = systable_getnext(scan);
+	if (!HeapTupleIsValid(tuple))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"caio\" is not installed in this database"),
+				 errhint("Run CREATE EXTENSION caio.")));
+	ext = (Form_pg_extension) GETSTRUCT(tuple);
+	catalog.schema = ext->extnamespace;
+	catalog.owner = ext->extowner;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	catalog.lease_state = caio_relation("caio_lease_state");
+	catalog.lease_state_pkey = caio_relation("caio_lease_state_pkey");
+	catalog.nonce_wallet = caio_relation("caio_nonce_wallet");
+	catalog.nonce_wallet_pkey = caio_relation("caio_nonce_wallet_pkey");
+	catalog.nonce_reservation = caio_relation("caio_nonce_reservation");
+	catalog.nonce_reservation_pkey = caio_relation("caio_nonce_reservation_pkey");
+	catalog.nonce_released = caio_relation("caio_nonce_released");
+	catalog.clock = caio_relation("caio_clock");
+	catalog.token_seq = caio_relation("caio_token_seq");
+	/* Missing until ALTER EXTENSION caio UPDATE from 0.1. */
+	catalog.token_epoch = get_relname_relid("caio_token_epoch", catalog.schema);
+
+	if (catalog.schema != old_schema || catalog.lease_state != old_lease_state)
+		catalog.generation++;
+	if (catalog.schema != old_schema)
+	{
+		char	   *name = get_namespace_name(catalog.schema);
+
+		catalog.schema_sql = MemoryContextStrdup(TopMemoryContext,
+												 quote_identifier(name));
+	}
+}
+
+const CaioCatalog *
+caio_catalog(void)
+{
+	/* An invalidation during the lookup, or a failed lookup: look again. */
+	while (catalog_loaded_at != catalog_invalidations)
+	{
+		uint64		seen = catalog_invalidations;
+
+		catalog_load();
+		catalog_loaded_at = seen;
+	}
+	return &catalog;
+}
+
+static SPIPlanPtr
+caio_plan(CaioPlan *p)
+{
+	const CaioCatalog *cat = caio_catalog();
+	StringInfoData sql;
+	const char *at;
+	const char *mark = "@extschema@";
+
+	if (p->plan != NULL && p->generation == cat->generation)
+		return p->plan;
+
+	if (p->plan != NULL)
+		SPI_freeplan(p->plan);
+	p->plan = NULL;
+
+	initStringInfo(&sql);
+	for (at = p->sql; *at; at++)
+	{
+		if (strncmp(at, mark, strlen(mark)) == 0)
+		{
+			appendStringInfoString(&sql, cat->schema_sql);
+			at += strlen(mark) - 1;
+		}
+		else
+			appendStringInfoChar(&sql, *at);
+	}
+
+	/* A generic plan: re-planning every call would cost more than it saves. */
+	p->plan = SPI_prepare_cursor(sql.data, p->nargs, (Oid *) p->argtypes,
+								 CURSOR_OPT_GENERIC_PLAN);
+	if (p->plan == NULL)
+		elog(ERROR, "caio could not prepare \"%s\": %s",
+			 sql.data, SPI_result_code_string(SPI_result));
+	SPI_keepplan(p->plan);
+	p->generation = cat->generation;
+	pfree(sql.data);
+	return p->plan;
+}
+
+/*
+ * caio's SQL names its schema, functions and operators in full; still, it
+ * runs with search_path pinned to pg_catalog, pg_temp, as amcheck does, so
+ * that nothing in a caller's schemas can ever be found by it, and so that
+ * the kept plans are not planned again whenever a caller's search_path
+ * differs.  Returns the GUC nest level that caio_search_path_restore ends.
+ * An error restores the caller's search_path too: (sub)transaction abort
+ * unwinds the nest level.
+ */
+int
+caio_search_path_pin(void)
+{
+	int			level = NewGUCNestLevel();
+
+	(void) set_config_option("search_path", "pg_catalog, pg_temp",
+							 PGC_USERSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+							 true, 0, false);
+	return level;
+}
+
+void
+caio_search_path_restore(int level)
+{
+	AtEOXact_GUC(false, level);
+}
+
+/*
+ * Callers hold no privileges on caio's tables; the functions act for them as
+ * the extension owner, in a security-restricted context, much as a SECURITY
+ * DEFINER function would, but without losing sight of who called.  An error
+ * anywhere restores the user: transaction abort resets it.
+ */
+void
+caio_spi_begin(CaioSpi *spi)
+{
+	const CaioCatalog *cat = caio_catalog();
+
+	spi->caller = GetUserId();
+	GetUserIdAndSecContext(&spi->saved_user, &spi->saved_context);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	SetUserIdAndSecContext(cat->owner,
+						   spi->saved_context |
+						   SECURITY_LOCAL_USERID_CHANGE |
+						   SECURITY_RESTRICTED_OPERATION);
+	spi->guc_level = caio_search_path_pin();
+}
+
+void
+caio_spi_end(CaioSpi *spi)
+{
+	caio_search_path_restore(spi->guc_level);
+	SetUserIdAndSecContext(spi->saved_user, spi->saved_context);
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "SPI_finish failed");
+}
+
+/*
+ * Run a statement on caio's tables.  They are the authority on leases, so we
+ * read the newest committed state (and our own changes) whatever the isolation
+ * level, as PostgreSQL's own foreign-key checks do under REPEATABLE READ; the
+ * per-resource lock that callers hold keeps that state from moving under us.
+ */
+uint64
+caio_spi_run(CaioPlan *p, Datum *values, const char *nulls, bool read_only)
+{
+	SPIPlanPtr	plan = caio_plan(p);
+	int			rc;
+
+	CommandCounterIncrement();
+	rc = SPI_execute_snapshot(plan, values, nulls, GetLatestSnapshot(),
+							  InvalidSnapshot, read_only, true, 0);
+	if (rc < 0)
+		elog(ERROR, "caio statement failed: %s", SPI_result_code_string(rc));
+	return SPI_processed;
+}
+
+Datum
+caio_spi_value(int row, int column, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc,
+						 column, isnull);
+}
+
+/*
+ * Hand the rows that an index scan with these keys finds, in the index's
+ * order, to a callback until it returns false; false when there was none.
+ * Read straight through the index: the hot paths use this instead of SPI.
+ * Like caio_spi_run it sees the newest committed state and this
+ * transaction's own changes.  The callback gets the slot with every column
+ * deformed; the values are valid until it returns.
+ */
+bool
+caio_index_scan(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
+				int ncolumns, CaioRowCallback callback, void *arg)
+{
+	Relation	heap = table_open(heap_oid, AccessShareLock);
+	Relation	index = index_open(index_oid, AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	bool		found = false;
+
+	if (RelationGetDescr(heap)->natts > ncolumns)
+		elog(ERROR, "caio's table \"%s\" has %d columns, not %d",
+			 RelationGetRelationName(heap), RelationGetDescr(heap)->natts, ncolumns);
+	for (int i = 0; i < nkeys; i++)
+		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
+
+	CommandCounterIncrement();
+	snapshot = RegisterSnapshot(GetLatestSnapshot());
+	scan = caio_index_beginscan(heap, index, snapshot, nkeys, 0);
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	while (index_getnext_slot(scan, ForwardScanDirection, slot))
+	{
+		found = true;
+		slot_getallattrs(slot);
+		if (!callback(slot, arg))
+			break;
+	}
+
+	index_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, AccessShareLock);
+	table_close(heap, AccessShareLock);
+	return found;
+}
+
+typedef struct RowCopy
+{
+	Datum	   *values;
+	bool	   *isnull;
+} RowCopy;
+
+static bool
+row_copy(TupleTableSlot *slot, void *arg)
+{
+	RowCopy    *copy = (RowCopy *) arg;
+	TupleDesc	desc = slot->tts_tupleDescriptor;
+
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+		copy->isnull[i] = slot->tts_isnull[i];
+		copy->values[i] = copy->isnull[i] ? (Datum) 0 :
+			datumCopy(slot->tts_values[i], attr->attbyval, attr->attlen);
+	}
+	return false;
+}
+
+/*
+ * The first row that an index scan with these keys finds in a table; its
+ * columns are copied into values and isnull.
+ */
+bool
+caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
+				 Datum *values, bool *isnull, int ncolumns)
+{
+	RowCopy		copy;
+
+	copy.values = values;
+	copy.isnull = isnull;
+	return caio_index_scan(heap_oid, index_oid, keys, nkeys, ncolumns,
+						   row_copy, &copy);
+}

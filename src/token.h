@@ -1,0 +1,12 @@
+/*
+ * token.h
+ *		Fencing tokens: epoch << CAIO_TOKEN_EPOCH_SHIFT | n, never repeated.
+ */
+#ifndef CAIO_TOKEN_H
+#define CAIO_TOKEN_H
+
+#define CAIO_TOKEN_EPOCH_SHIFT	47
+
+extern int64 caio_token_next(void);
+
+#endif							/* CAIO_TOKEN_H */
