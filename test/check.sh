@@ -21,6 +21,8 @@ versions=("$@")
 test/setup.sh --no-build gnuplot-nox
 # Static analysis needs no server: it runs, and fails fast, before one starts.
 test/lint.sh
+# META.json: valid under the PGXN Meta Spec, its versions the control files'.
+test/meta.sh
 # The throwaway clusters must not inherit a connection meant for another one.
 unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE PGOPTIONS
 
