@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command.  On a fresh Debian 12 machine, as root: installs what
 # caio needs, builds it with -Wall -Wextra -Werror, runs the static analysis
-# (test/lint.sh), and then, for each supported PostgreSQL version, builds
+# (test/lint.sh), checks META.json against the PGXN Meta Spec and the
+# control files (test/meta.sh), and then, for each supported PostgreSQL version, builds
 # and installs caio against it and runs every suite (test/suites.sh) in a
 # throwaway cluster of that version:
 #   15  Debian 12's own packages, a cluster from pg_virtualenv
