@@ -77,7 +77,7 @@ isolation-db:
 	  -c 'CREATE EXTENSION caio' -f test/isolation/see_caio_waits.sql
 
 
-# The benchmark (test/bench/run.sh, see README "Benchmark"): sets up, builds
+# The benchmark (test/bench/run.sh, see doc/benchmark.md): sets up, builds
 # and installs caio, and runs every workload beside its baselines in a
 # throwaway cluster, then the churn.  bench-smoke: every workload for 1 s,
 # one round, a churn of 20000, to show that the command works end to end.

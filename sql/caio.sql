@@ -141,7 +141,7 @@ CREATE FUNCTION caio_clock_reset() RETURNS timestamptz
 ------------------------------------------------------------------------------
 
 -- Start a new token epoch by hand, for a copy of this database that nothing
--- marks as one (README, Guarantees); the next token is its first.  For
+-- marks as one (doc/guarantees.md); the next token is its first.  For
 -- superusers: granted to nobody.  Returns the epoch.
 CREATE FUNCTION caio_start_token_epoch() RETURNS bigint
     AS 'MODULE_PATHNAME', 'caio_start_token_epoch'
