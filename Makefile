@@ -1,5 +1,7 @@
-# caio: PGXS build.  The version lives in caio.control alone; the install
-# script's name, the C code (CAIO_VERSION) and META.json take it from there.
+# caio: PGXS build.  The version lives in caio.control; the install script's
+# name and the C code (CAIO_VERSION) take it from there.  META.json, which is
+# tracked, carries the same version by hand: test/meta.sh checks that they
+# agree (a build never rewrites a tracked file).
 
 EXTENSION   = caio
 PG_CONFIG  ?= pg_config
@@ -43,12 +45,10 @@ ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover cl
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
 
-EXTRA_CLEAN = META.json.tmp src/pg_built_for.stamp
+EXTRA_CLEAN = src/pg_built_for.stamp
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
-
-all: META.json
 
 # caio_tap, the companion extension of pgTAP checks in tap/, is built,
 # installed and cleaned along with caio.
@@ -70,11 +70,6 @@ src/pg_built_for.stamp: pg-built-for-check
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(EXTENSION).control
 	cp $< $@
 
-# META.json carries the control file's version (above its meta-spec block,
-# which has a version of its own); make rewrites it on a bump.
-META.json: $(EXTENSION).control
-	sed '/"meta-spec"/,$$!s/"version": "[0-9][0-9.]*"/"version": "$(EXTVERSION)"/' $@ > $@.tmp && mv $@.tmp $@
-
 .PHONY: isolation-db
 isolation-db:
 	psql -X -q -v ON_ERROR_STOP=1 -d postgres \
@@ -84,7 +79,7 @@ isolation-db:
 	  -c 'CREATE EXTENSION caio' -f test/isolation/see_caio_waits.sql
 
 
-# The benchmark (test/bench/run.sh, see README "Benchmark"): sets up, builds
+# The benchmark (test/bench/run.sh, see doc/benchmark.md): sets up, builds
 # and installs caio, and runs every workload beside its baselines in a
 # throwaway cluster, then the churn.  bench-smoke: every workload for 1 s,
 # one round, a churn of 20000, to show that the command works end to end.

@@ -52,6 +52,7 @@ LANGUAGE sql AS $$
            CASE classid
            WHEN 'pg_proc'::regclass THEN
                (SELECT pg_get_functiondef(objid) || coalesce(proacl::text, '')
+                       || coalesce(' -- ' || obj_description(objid, 'pg_proc'), '')
                   FROM pg_proc WHERE oid = objid)
            WHEN 'pg_class'::regclass THEN
                (SELECT concat_ws(' | ', relkind, reloptions::text, relacl::text,

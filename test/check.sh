@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test command.  On a fresh Debian 12 machine, as root: installs what
 # caio needs, builds it with -Wall -Wextra -Werror, runs the static analysis
-# (test/lint.sh), and then, for each supported PostgreSQL version, builds
+# (test/lint.sh), checks META.json against the PGXN Meta Spec and the
+# control files (test/meta.sh), and then, for each supported PostgreSQL version, builds
 # and installs caio against it and runs every suite (test/suites.sh) in a
 # throwaway cluster of that version:
 #   15  Debian 12's own packages, a cluster from pg_virtualenv
@@ -21,6 +22,8 @@ versions=("$@")
 test/setup.sh --no-build gnuplot-nox
 # Static analysis needs no server: it runs, and fails fast, before one starts.
 test/lint.sh
+# META.json: valid under the PGXN Meta Spec, its versions the control files'.
+test/meta.sh
 # The throwaway clusters must not inherit a connection meant for another one.
 unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE PGOPTIONS
 

@@ -18,7 +18,10 @@ CREATE TABLE transfers (
     state       text NOT NULL,
     fence_token bigint
 );
+-- caio_protect returns nothing: its empty result is not shown.
+\o /dev/null
 SELECT caio_protect('transfers', 'fence_token', 'wallet', 'send:');
+\o
 
 \echo
 \echo '== worker-a acquires the wallet for 30 seconds and gets fencing token 1.'
@@ -129,18 +132,29 @@ SELECT nonce, state, holder, token, left(tx_hash, 10) AS tx_hash FROM caio_nonce
 \echo '   worker-b takes them over; worker-a''s finish is refused (LK001).'
 CREATE TABLE payouts (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending', result text);
 INSERT INTO payouts (id) SELECT generate_series(1, 4);
+\o /dev/null
 SELECT caio_claimable('payouts');
+\o
 CREATE TEMP TABLE a_claims AS
     SELECT * FROM caio_claim(NULL::payouts, 'worker-a', '30 seconds', 2, $$state = 'pending'$$);
 SELECT id, claim_holder, claim_token FROM a_claims ORDER BY id;
 SELECT caio_clock_advance('31 seconds') AS now;
-SELECT id, claim_holder, claim_token
-  FROM caio_claim(NULL::payouts, 'worker-b', '30 seconds', 10, $$state = 'pending'$$) ORDER BY id;
+CREATE TEMP TABLE b_claims AS
+    SELECT * FROM caio_claim(NULL::payouts, 'worker-b', '30 seconds', 10, $$state = 'pending'$$);
+SELECT id, claim_holder, claim_token FROM b_claims ORDER BY id;
 \set ON_ERROR_STOP 0
 UPDATE payouts SET state = 'paid', result = 'by worker-a',
        claim_token = (SELECT claim_token FROM a_claims WHERE id = 1) WHERE id = 1;
 \echo 'SQLSTATE' :LAST_ERROR_SQLSTATE
 \set ON_ERROR_STOP 1
-SELECT id, state, claim_holder, claim_token FROM payouts ORDER BY id;
+
+\echo
+\echo '== worker-b finishes the four payouts under its own claim tokens, which ends its claims.'
+UPDATE payouts p
+   SET state = 'paid', result = 'by worker-b',
+       claim_holder = NULL, claim_expires_at = NULL, claim_token = b.claim_token
+  FROM b_claims b
+ WHERE p.id = b.id;
+SELECT id, state, result, claim_holder, claim_token FROM payouts ORDER BY id;
 
 SELECT caio_clock_reset() IS NOT NULL AS "clock back to the server's";

@@ -3,7 +3,7 @@
 # against PostgreSQL's server headers as the Makefile compiles them.  Exits
 # non-zero on any finding.  Configuration: .clang-tidy (the checks, each one
 # turned off with its reason) and test/cppcheck-suppressions.xml; a single
-# false positive is suppressed inline (see README, "Tests").
+# false positive is suppressed inline (see CONTRIBUTING.md, "Tests").
 #
 # Installs nothing, except that as root it apt-get installs cppcheck and
 # clang-tidy if either is missing (not in test/setup.sh, which the demo and
@@ -102,7 +102,7 @@ for source in "${sources[@]}"; do
     done
 done
 if [ "$failed" -ne 0 ]; then
-    echo "== lint: findings above (suppressing a false positive: README, \"Tests\")" >&2
+    echo "== lint: findings above (suppressing a false positive: CONTRIBUTING.md, \"Tests\")" >&2
     exit 1
 fi
 echo "== lint: clean"

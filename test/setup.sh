@@ -16,7 +16,7 @@ if [ "${1:-}" = "--no-build" ]; then build=0; shift; fi
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PACKAGES="make gcc postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
           libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl pgbouncer
-          postgresql-15-auto-failover $*"
+          postgresql-15-auto-failover libsemver-perl libjson-perl $*"
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 
@@ -27,12 +27,17 @@ for package in $PACKAGES; do
 done
 if [ -n "$missing" ]; then
     echo "== installing:$missing"
+    echo "   (apt-get update, then the packages and what they need: a few minutes on a fresh machine)"
     as_root apt-get update -qq
+    # One line per package as it is set up, so that a long install shows
+    # that it is moving.
     as_root env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -qq --no-install-recommends $missing >/dev/null
+        apt-get install -y -q --no-install-recommends $missing |
+        sed -un 's/^Setting up \([^ ]*\).*/   set up \1/p'
 fi
 
 [ "$build" -eq 1 ] || exit 0
-echo "== building caio"
+echo "== building caio for PostgreSQL 15 (-Wall -Wextra -Werror)"
 make -s PG_CONFIG="$PG_CONFIG"
+echo "== installing caio into PostgreSQL 15"
 as_root make -s PG_CONFIG="$PG_CONFIG" install >/dev/null

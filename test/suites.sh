@@ -2,7 +2,8 @@
 # Runs every suite against the server that the PG* variables point at
 # (test/check.sh starts a throwaway one of each PostgreSQL version), with
 # the PostgreSQL that PG_CONFIG names (default: 15's): pg_regress and
-# isolation specs, pgTAP through pg_prove (caio's own suites, and caio_tap
+# isolation specs, the README's quick start (test/quickstart.sh), pgTAP
+# through pg_prove (caio's own suites, and caio_tap
 # on kept and broken tables), the pgbench stress runs with their invariant
 # checks (the lease and fence ones also through PgBouncer in transaction
 # pooling mode, test/pgbouncer/run.sh), the durability tests (crash,
@@ -30,6 +31,10 @@ fi
 # pg_regress says "test NAME ... ok" up to 15, "ok N - NAME" from 16 on.
 passed "pg_regress and isolation ($(grep -cE '^ok [0-9]|\.\.\. ok ' "$log") tests)"
 rm -f "$log"
+
+echo "== the README's quick start, run verbatim"
+test/quickstart.sh
+passed "quick start"
 
 echo "== pgTAP suites"
 fresh_db caio_pgtap pgtap caio

@@ -40,7 +40,7 @@ END $$;
 
 -- For the record: nonces are not fenced by epochs.  A reservation that the
 -- standby never received is handed out again by the new primary; run
--- caio_nonce_sync with the chain's count after a failover (README).
+-- caio_nonce_sync with the chain's count after a failover (doc/failover.md).
 SELECT count(*) AS nonces_handed_out_again
   FROM seen a JOIN seen b ON a.nonce = b.nonce
  WHERE a.phase = 'before' AND b.phase = 'after' AND a.kind = 'commit' AND b.kind = 'commit';

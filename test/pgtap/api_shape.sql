@@ -132,7 +132,7 @@ SELECT ok((SELECT 'security_barrier=true' = ANY (reloptions) FROM pg_class WHERE
 SELECT ok((SELECT 'security_barrier=true' = ANY (reloptions) FROM pg_class WHERE oid = 'caio_nonce_holes'::regclass),
           'caio_nonce_holes is a security_barrier view');
 
--- The counters (README, Observability)
+-- The counters (doc/observability.md)
 SELECT has_view('caio_stats');
 SELECT columns_are('caio_stats', ARRAY['leases_granted', 'leases_busy', 'leases_taken_over',
     'leases_renewed', 'leases_renew_lost', 'leases_released', 'leases_release_lost',
