@@ -40,7 +40,7 @@ caio_refusal_init(void)
 							 NULL, NULL, NULL);
 }
 
-static char *
+static const char *
 refusal_number(const int64 *value)
 {
 	return value ? psprintf(INT64_FORMAT, *value) : "none";
