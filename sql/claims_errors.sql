@@ -107,6 +107,20 @@ SET ROLE regress_caio_worker;
 SELECT id, claim_holder FROM caio_claim(NULL::plain, 'worker-a', '30 seconds');
 RESET ROLE;
 
+-- Only the table's owner makes it claimable, even with EXECUTE granted and
+-- every privilege on the table.
+CREATE TABLE not_theirs (id int PRIMARY KEY, state text);
+GRANT ALL ON not_theirs TO regress_caio_worker;
+GRANT EXECUTE ON FUNCTION caio_claimable(regclass) TO regress_caio_worker;
+SET ROLE regress_caio_worker;
+SELECT caio_claimable('not_theirs');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT count(*) AS columns_added FROM pg_attribute
+ WHERE attrelid = 'not_theirs'::regclass AND attname LIKE 'claim\_%';
+REVOKE EXECUTE ON FUNCTION caio_claimable(regclass) FROM regress_caio_worker;
+DROP TABLE not_theirs;
+
 -- A released claim is over.  Its holder's later writes naming its token are
 -- refused (LK001), also one that tries to hold the row again: only
 -- caio_claim grants a claim.  A release clears both claim_holder and

@@ -92,6 +92,8 @@ max_connections = 20
 max_wal_senders = 0
 max_replication_slots = 0
 max_worker_processes = 4
+# The isolation spec acquire_prepared needs prepared transactions.
+max_prepared_transactions = 10
 max_parallel_workers_per_gather = 0
 max_logical_replication_workers = 0
 autovacuum = off
