@@ -9,10 +9,11 @@
 # pgbench uses prepared statements (-M prepared), as application drivers do.
 # Within a round the runs of a workload alternate (baseline, caio, other
 # baseline), so that they meet the same machine; each row shows the medians
-# of BENCH_ROUNDS rounds, and the p99 of every transaction of those rounds.  Then the health under churn: a
-# sustained run of acquire/release cycles and nonce reservations in a
-# database of its own, with the sizes, HOT share and autovacuum counts of
-# caio's tables before and after, and a verdict per table.
+# of BENCH_ROUNDS rounds, and the p99 of every transaction of those rounds.
+# Then the health under churn: a sustained run of acquire/release cycles and
+# nonce reservations in a database of its own, with the sizes, HOT share
+# and autovacuum counts of caio's tables before and after, and a verdict per
+# table.
 #
 # Writes, under BENCH_RESULTS (default test/bench/results)/<date-time>/, with
 # a symlink "latest": bench.csv (the table), bench.png (the chart), runs.csv
