@@ -396,7 +396,7 @@ fence_layout(Relation rel, const Trigger *trigger)
 									HASH_ELEM | HASH_BLOBS);
 	}
 	layout = hash_search(fence_layouts, &trigger->tgoid, HASH_ENTER, &found);
-	if (!found)
+	if (!found || layout->relid != RelationGetRelid(rel))
 		layout->valid = false;
 	if (!layout->valid)
 		fence_layout_load(layout, rel, trigger);
