@@ -550,7 +550,9 @@ caio_fence_trigger(PG_FUNCTION_ARGS)
 	else
 		old_row = td->tg_trigtuple;
 
-	value = fence_resource_value(&spec, new_row ? new_row : old_row);
+	/* The row written: the new one of an INSERT or UPDATE, the deleted one. */
+	value = fence_resource_value(&spec, TRIGGER_FIRED_BY_UPDATE(td->tg_event)
+								 ? td->tg_newtuple : td->tg_trigtuple);
 	resource = fence_resource(&spec, value);
 	if (old_row && new_row)
 	{

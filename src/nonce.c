@@ -324,22 +324,25 @@ wallet_values(const Wallet *wallet, Datum *values)
 
 /*
  * Run one of the statements above, all of whose first two arguments name the
- * wallet: args (and nulls, NULL for none) hold the rest, plan->nargs - 2.
+ * wallet: args (and nulls, NULL for none) hold the other nrest.
  */
 static uint64
-wallet_run(CaioPlan *plan, const Wallet *wallet, const Datum *args,
+wallet_run(CaioPlan *plan, const Wallet *wallet, int nrest, const Datum *args,
 		   const char *nulls, bool read_only)
 {
 	Datum		values[NONCE_PLAN_MAX_ARGS];
 	char		flags[NONCE_PLAN_MAX_ARGS];
 
-	Assert(plan->nargs >= 2 && plan->nargs <= NONCE_PLAN_MAX_ARGS);
+	if (plan->nargs != nrest + 2 || plan->nargs > NONCE_PLAN_MAX_ARGS)
+		elog(ERROR, "caio: a nonce statement takes %d arguments, not %d",
+			 plan->nargs, nrest + 2);
 	wallet_values(wallet, values);
-	flags[0] = flags[1] = ' ';
-	for (int i = 2; i < plan->nargs; i++)
+	memset(flags, ' ', sizeof(flags));
+	for (int i = 0; i < nrest; i++)
 	{
-		values[i] = args[i - 2];
-		flags[i] = nulls ? nulls[i - 2] : ' ';
+		values[i + 2] = args[i];
+		if (nulls)
+			flags[i + 2] = nulls[i];
 	}
 	return caio_spi_run(plan, values, flags, read_only);
 }
@@ -374,7 +377,7 @@ wallet_read(const Wallet *wallet, int64 *chain_count, int64 *next_nonce)
 	if (!caio_index_first(cat->nonce_wallet, cat->nonce_wallet_pkey, keys, 2,
 						  values, isnull, WALLET_NATTS))
 	{
-		wallet_run(&wallet_insert_plan, wallet, NULL, NULL, false);
+		wallet_run(&wallet_insert_plan, wallet, 0, NULL, NULL, false);
 		*chain_count = 0;
 		*next_nonce = 0;
 		return;
@@ -563,7 +566,8 @@ reserve_released(const ReserveRequest *req, int64 nonce)
 	values[0] = Int64GetDatum(nonce);
 	nulls[0] = ' ';
 	reserve_values(req, &values[1], &nulls[1]);
-	return wallet_run(&claim_released_plan, &req->wallet, values, nulls, false) > 0;
+	return wallet_run(&claim_released_plan, &req->wallet, lengthof(values),
+					  values, nulls, false) > 0;
 }
 
 /* Bump the counter and take the nonce it was at; false when that cannot be. */
@@ -574,7 +578,8 @@ reserve_counter(const ReserveRequest *req, CaioPlan *plan)
 	char		nulls[4];
 
 	reserve_values(req, values, nulls);
-	return wallet_run(plan, &req->wallet, values, nulls, false) > 0;
+	return wallet_run(plan, &req->wallet, lengthof(values), values, nulls,
+					  false) > 0;
 }
 
 /*
@@ -612,7 +617,7 @@ reserve_next(const ReserveRequest *req, int64 next_nonce)
 		if (next_nonce > NONCE_MAX)
 			refuse_exhausted(wallet);
 		counter = Int64GetDatum(next_nonce);
-		wallet_run(&counter_set_plan, wallet, &counter, NULL, false);
+		wallet_run(&counter_set_plan, wallet, 1, &counter, NULL, false);
 		if (!reserve_counter(req, &claim_next_over_plan))
 			elog(ERROR, "caio: the nonce counter moved to a nonce it cannot hand out");
 	}
@@ -678,7 +683,7 @@ reservation_lock(const Wallet *wallet, int64 nonce, Reservation *reservation)
 	bool		isnull;
 	char	   *state;
 
-	if (wallet_run(&reservation_lock_plan, wallet, &arg, NULL, false) == 0)
+	if (wallet_run(&reservation_lock_plan, wallet, 1, &arg, NULL, false) == 0)
 		return false;
 	state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	reservation->state = state_from_name(state);
@@ -750,7 +755,7 @@ mark_write(const Wallet *wallet, int64 nonce, NonceState to, const char *tx_hash
 	else
 		nulls[3] = nulls[4] = nulls[6] = 'n';
 	values[5] = TimestampTzGetDatum(caio_clock_now(NULL));
-	wallet_run(&mark_plan, wallet, values, nulls, false);
+	wallet_run(&mark_plan, wallet, lengthof(values), values, nulls, false);
 }
 
 /*
@@ -916,7 +921,7 @@ sync_settle(const Wallet *wallet, int64 count, TimestampTz now)
 {
 	Datum		args[2] = {Int64GetDatum(count), TimestampTzGetDatum(now)};
 
-	wallet_run(&settle_plan, wallet, args, NULL, false);
+	wallet_run(&settle_plan, wallet, lengthof(args), args, NULL, false);
 }
 
 /* The count, or one past the highest nonce at or above it still in use. */
@@ -927,7 +932,7 @@ sync_pending_above(const Wallet *wallet, int64 count)
 	bool		isnull;
 	Datum		top;
 
-	wallet_run(&pending_top_plan, wallet, &from, NULL, true);
+	wallet_run(&pending_top_plan, wallet, 1, &from, NULL, true);
 	top = caio_spi_value(0, 1, &isnull);
 	return isnull ? count : Max(count, DatumGetInt64(top) + 1);
 }
@@ -938,7 +943,7 @@ sync_fill_holes(const Wallet *wallet, int64 count, int64 next_nonce, TimestampTz
 	Datum		args[3] = {Int64GetDatum(count), Int64GetDatum(next_nonce),
 	TimestampTzGetDatum(now)};
 
-	wallet_run(&fill_holes_plan, wallet, args, NULL, false);
+	wallet_run(&fill_holes_plan, wallet, lengthof(args), args, NULL, false);
 }
 
 static void
@@ -947,7 +952,7 @@ sync_write(const Wallet *wallet, int64 count, int64 next_nonce, TimestampTz now)
 	Datum		args[3] = {Int64GetDatum(count), Int64GetDatum(next_nonce),
 	TimestampTzGetDatum(now)};
 
-	wallet_run(&wallet_sync_plan, wallet, args, NULL, false);
+	wallet_run(&wallet_sync_plan, wallet, lengthof(args), args, NULL, false);
 }
 
 /* How many holes a sync down may open; more means a bad reading. */
