@@ -560,7 +560,7 @@ reserve_values(const ReserveRequest *req, Datum *values, char *nulls)
 static bool
 reserve_released(const ReserveRequest *req, int64 nonce)
 {
-	Datum		values[5];
+	Datum		values[5] = {0};
 	char		nulls[5];
 
 	values[0] = Int64GetDatum(nonce);
@@ -574,7 +574,7 @@ reserve_released(const ReserveRequest *req, int64 nonce)
 static bool
 reserve_counter(const ReserveRequest *req, CaioPlan *plan)
 {
-	Datum		values[4];
+	Datum		values[4] = {0};
 	char		nulls[4];
 
 	reserve_values(req, values, nulls);
@@ -737,7 +737,7 @@ static void
 mark_write(const Wallet *wallet, int64 nonce, NonceState to, const char *tx_hash,
 		   const CaioLease *lease)
 {
-	Datum		values[7];
+	Datum		values[7] = {0};
 	char		nulls[7] = "       ";
 
 	values[0] = Int64GetDatum(nonce);
