@@ -73,6 +73,8 @@ BEGIN
         RAISE EXCEPTION 'the benchmark''s leases did not get consecutive tokens';
     END IF;
 END $$;
+-- The tables' pages and WAL go to disk now, not under the first workloads.
+CHECKPOINT;
 SELECT (SELECT min(token) - 1 FROM wallet_leases) AS token_base,
        (SELECT min(token) - 1 FROM renew_leases) AS renew_base \gset
 \echo :token_base :renew_base
