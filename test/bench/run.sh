@@ -279,7 +279,7 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set grid ytics
 set key top right
-set lmargin 16
+set lmargin 24
 set xtics rotate by 20 right nomirror
 set yrange [0:*]
 set ylabel "caio ops/s / baseline ops/s"
