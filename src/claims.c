@@ -800,8 +800,8 @@ claim_take(ClaimPlans *plans, ClaimRun *run, SPITupleTable *picked, uint64 count
 	{
 		reloids[i] = DatumGetObjectId(SPI_getbinval(picked->vals[i], picked->tupdesc, 1, &isnull));
 		tids[i] = *(ItemPointer) DatumGetPointer(SPI_getbinval(picked->vals[i], picked->tupdesc, 2, &isnull));
-		tokens[i] = caio_token_next();
 	}
+	caio_token_next_n(tokens, (int) count);
 	values[0] = CStringGetTextDatum(holder);
 	values[1] = TimestampTzGetDatum(expires_at);
 

@@ -23,6 +23,9 @@
 #include "miscadmin.h"
 #include "nodes/value.h"
 #include "utils/builtins.h"
+#include "utils/datum.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/rel.h"
@@ -68,6 +71,8 @@ typedef struct UsedLease
 static UsedLease *used_leases = NULL;
 static int	used_count = 0;
 static int	used_size = 0;
+
+static void fence_layout_invalidate(Datum arg, Oid relid);
 
 /* Entries stay in the order they were named: a later one shadows an earlier. */
 static void
@@ -157,6 +162,7 @@ caio_fencing_init(void)
 {
 	RegisterXactCallback(fencing_xact_callback, NULL);
 	RegisterSubXactCallback(fencing_subxact_callback, NULL);
+	CacheRegisterRelcacheCallback(fence_layout_invalidate, (Datum) 0);
 }
 
 /* ----------------------------------------------------------------
@@ -219,15 +225,94 @@ caio_protect(PG_FUNCTION_ARGS)
 	PG_RETURN_VOID();
 }
 
+/*
+ * What a trigger's arguments say about its table, kept per trigger for the
+ * backend's life: the column lookups, their type checks and the resource's
+ * output function are set-up that every row would otherwise repeat.  An
+ * entry is checked again after any relcache invalidation of its table
+ * (ALTER TABLE, a new trigger), so a renamed, dropped or retyped column is
+ * still refused as when the trigger looked it up on every row.
+ */
+typedef struct FenceLayout
+{
+	Oid			trigger;		/* hash key */
+	Oid			relid;
+	bool		valid;
+	int			token_att;
+	int			resource_att;
+	bool		resource_is_text;	/* text, varchar or bpchar: the bytes are its text */
+	bool		resource_byval;
+	int16		resource_len;
+	FmgrInfo	resource_out;
+} FenceLayout;
+
+static HTAB *fence_layouts = NULL;
+
+static void
+fence_layout_invalidate(Datum arg pg_attribute_unused(), Oid relid)
+{
+	HASH_SEQ_STATUS seq;
+	FenceLayout *layout;
+
+	if (fence_layouts == NULL)
+		return;
+	hash_seq_init(&seq, fence_layouts);
+	while ((layout = hash_seq_search(&seq)) != NULL)
+		if (relid == InvalidOid || layout->relid == relid)
+			layout->valid = false;
+}
+
+static void
+fence_layout_load(FenceLayout *layout, Relation rel, const Trigger *trigger)
+{
+	Oid			type;
+	Oid			output;
+	bool		varlena;
+
+	layout->relid = RelationGetRelid(rel);
+	layout->token_att = caio_trigger_column(rel, trigger->tgargs[0], "token column",
+											token_types, lengthof(token_types));
+	layout->resource_att = caio_trigger_column(rel, trigger->tgargs[1],
+											   "resource column", resource_types,
+											   lengthof(resource_types));
+	type = getBaseType(TupleDescAttr(RelationGetDescr(rel),
+									 layout->resource_att - 1)->atttypid);
+	layout->resource_is_text = type == TEXTOID || type == VARCHAROID || type == BPCHAROID;
+	get_typlenbyval(type, &layout->resource_len, &layout->resource_byval);
+	getTypeOutputInfo(type, &output, &varlena);
+	fmgr_info_cxt(output, &layout->resource_out, TopMemoryContext);
+	layout->valid = true;
+}
+
+static const FenceLayout *
+fence_layout(Relation rel, const Trigger *trigger)
+{
+	FenceLayout *layout;
+	bool		found;
+
+	if (fence_layouts == NULL)
+	{
+		HASHCTL		ctl = {.keysize = sizeof(Oid),.entrysize = sizeof(FenceLayout)};
+
+		fence_layouts = hash_create("caio fence triggers", 16, &ctl,
+									HASH_ELEM | HASH_BLOBS);
+	}
+	layout = hash_search(fence_layouts, &trigger->tgoid, HASH_ENTER, &found);
+	if (!found || layout->relid != RelationGetRelid(rel))
+		layout->valid = false;
+	if (!layout->valid)
+		fence_layout_load(layout, rel, trigger);
+	return layout;
+}
+
 /* What the trigger's arguments say about the table it fires on. */
 typedef struct FenceSpec
 {
 	Relation	rel;
 	TupleDesc	desc;
 	const char *token_column;
-	int			token_att;
-	int			resource_att;
 	const char *prefix;
+	const FenceLayout *layout;
 } FenceSpec;
 
 static void
@@ -238,31 +323,53 @@ fence_spec(FunctionCallInfo fcinfo, FenceSpec *spec)
 	spec->rel = td->tg_relation;
 	spec->desc = RelationGetDescr(td->tg_relation);
 	spec->token_column = td->tg_trigger->tgargs[0];
-	spec->token_att = caio_trigger_column(spec->rel, spec->token_column,
-										  "token column", token_types,
-										  lengthof(token_types));
-	spec->resource_att = caio_trigger_column(spec->rel, td->tg_trigger->tgargs[1],
-											 "resource column", resource_types,
-											 lengthof(resource_types));
 	spec->prefix = td->tg_trigger->tgargs[2];
+	spec->layout = fence_layout(spec->rel, td->tg_trigger);
 }
 
-/* resource_prefix || resource_column of a row, computed as the writer. */
-static char *
-fence_resource(const FenceSpec *spec, HeapTuple row)
+/* A row's resource column; null is refused. */
+static Datum
+fence_resource_value(const FenceSpec *spec, HeapTuple row)
 {
-	char	   *value = SPI_getvalue(row, spec->desc, spec->resource_att);
-	char	   *resource;
+	bool		isnull;
+	Datum		value = heap_getattr(row, spec->layout->resource_att, spec->desc, &isnull);
 
-	if (value == NULL)
+	if (isnull)
 		ereport(ERROR,
 				(errcode(ERRCODE_NOT_NULL_VIOLATION),
 				 errmsg("row of protected table \"%s\" has no resource",
 						RelationGetRelationName(spec->rel)),
 				 errdetail("Column \"%s\" is null.",
-						   SPI_fname(spec->desc, spec->resource_att)),
+						   SPI_fname(spec->desc, spec->layout->resource_att)),
 				 errtable(spec->rel)));
-	resource = psprintf("%s%s", spec->prefix, value);
+	return value;
+}
+
+/*
+ * resource_prefix || resource_column of a row, computed as the writer.  A
+ * text column's bytes are its text form, so they are copied behind the
+ * prefix without a call to the output function.
+ */
+static char *
+fence_resource(const FenceSpec *spec, Datum value)
+{
+	char	   *resource;
+
+	if (spec->layout->resource_is_text)
+	{
+		text	   *t = DatumGetTextPP(value);
+		size_t		prefix_len = strlen(spec->prefix);
+		size_t		len = VARSIZE_ANY_EXHDR(t);
+
+		resource = palloc(prefix_len + len + 1);
+		memcpy(resource, spec->prefix, prefix_len);
+		memcpy(resource + prefix_len, VARDATA_ANY(t), len);
+		resource[prefix_len + len] = '\0';
+	}
+	else
+		resource = psprintf("%s%s", spec->prefix,
+							OutputFunctionCall((FmgrInfo *) &spec->layout->resource_out,
+											   value));
 	caio_check_name(resource, "resource");
 	return resource;
 }
@@ -271,7 +378,7 @@ static bool
 fence_token_of(const FenceSpec *spec, HeapTuple row, int64 *token)
 {
 	bool		isnull;
-	Datum		value = SPI_getbinval(row, spec->desc, spec->token_att, &isnull);
+	Datum		value = heap_getattr(row, spec->layout->token_att, spec->desc, &isnull);
 
 	if (!isnull)
 		*token = DatumGetInt64(value);
@@ -307,7 +414,7 @@ fence_check(const FenceSpec *spec, const char *resource, bool named,
 static HeapTuple
 fence_fill_token(const FenceSpec *spec, HeapTuple row, int64 token)
 {
-	int			column = spec->token_att;
+	int			column = spec->layout->token_att;
 	Datum		value = Int64GetDatum(token);
 	bool		isnull = false;
 
@@ -321,6 +428,7 @@ caio_fence_trigger(PG_FUNCTION_ARGS)
 	FenceSpec	spec;
 	HeapTuple	old_row = NULL;
 	HeapTuple	new_row = NULL;
+	Datum		value;
 	char	   *resource;
 	int64		token = 0;
 	int64		row_token = 0;
@@ -339,11 +447,19 @@ caio_fence_trigger(PG_FUNCTION_ARGS)
 	else
 		old_row = td->tg_trigtuple;
 
-	resource = fence_resource(&spec, new_row ? new_row : old_row);
+	/* The row written: the new one of an INSERT or UPDATE, the deleted one. */
+	value = fence_resource_value(&spec, TRIGGER_FIRED_BY_UPDATE(td->tg_event)
+								 ? td->tg_newtuple : td->tg_trigtuple);
+	resource = fence_resource(&spec, value);
 	if (old_row && new_row)
 	{
-		char	   *old_resource = fence_resource(&spec, old_row);
+		Datum		old_value = fence_resource_value(&spec, old_row);
+		char	   *old_resource;
 
+		/* The same bytes name the same resource: one text form is enough. */
+		old_resource = datumIsEqual(old_value, value, spec.layout->resource_byval,
+									spec.layout->resource_len)
+			? resource : fence_resource(&spec, old_value);
 		if (strcmp(old_resource, resource) != 0)
 			ereport(ERROR,
 					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -357,7 +473,7 @@ caio_fence_trigger(PG_FUNCTION_ARGS)
 	/* INSERT names the token column's value; UPDATE only if it sets it. */
 	if (new_row &&
 		(old_row == NULL ||
-		 bms_is_member(spec.token_att - FirstLowInvalidHeapAttributeNumber,
+		 bms_is_member(spec.layout->token_att - FirstLowInvalidHeapAttributeNumber,
 					   td->tg_updatedcols)))
 		named = fence_token_of(&spec, new_row, &token);
 

@@ -18,6 +18,7 @@
 #include "access/stratnum.h"
 #include "access/xact.h"
 #include "access/xlog.h"
+#include "common/hashfn.h"
 #include "utils/resowner.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
@@ -77,12 +78,14 @@ static const char *const nonce_state_names[] = {
  */
 
 /*
- * The wallet's lock.  Reserve, release and mark share it: reservers queue
- * on the wallet row's lock alone, taken in the statement that bumps the
- * counter, so a hot wallet is held only from there to commit, and a
- * released nonce is claimed only if no other transaction holds its row.
- * Sync takes it alone, since it reads every reservation to move the
- * counter.
+ * The wallet's lock: a lock-manager lock until the transaction ends, on a
+ * hash of the address seeded with the chain, in a tag space of its own
+ * (pg_locks shows it as advisory, objsubid 17220).  Reserve, release and
+ * mark share it: reservers queue on the wallet row's lock alone, taken in
+ * the statement that bumps the counter, so a hot wallet is held only from
+ * there to commit, and a released nonce is claimed only if no other
+ * transaction holds its row.  Sync takes it alone, since it reads every
+ * reservation to move the counter.
  */
 #define WALLET_SHARED	RowExclusiveLock
 #define WALLET_ALONE	ExclusiveLock
@@ -98,16 +101,20 @@ static const char *const nonce_state_names[] = {
 static void
 wallet_lock(const Wallet *wallet, bool alone)
 {
-	caio_wallet_lock(wallet->chain_id, wallet->address,
-					 alone || IsolationUsesXactSnapshot() ? WALLET_ALONE : WALLET_SHARED);
+	uint64		key = hash_bytes_extended((const unsigned char *) wallet->address,
+										  (int) strlen(wallet->address),
+										  (uint64) wallet->chain_id);
+
+	caio_tag_lock(key, CAIO_TAG_WALLET,
+				  alone || IsolationUsesXactSnapshot() ? WALLET_ALONE : WALLET_SHARED);
 }
 
-static const Oid wallet_args[] = {INT8OID, TEXTOID};
+static const Oid wallet_insert_args[] = {INT8OID, TEXTOID};
 static CaioPlan wallet_insert_plan = CAIO_PLAN(
 	"INSERT INTO @extschema@.caio_nonce_wallet (chain_id, address)"
-	" VALUES ($1, $2) ON CONFLICT DO NOTHING", wallet_args);
+	" VALUES ($1, $2) ON CONFLICT DO NOTHING", wallet_insert_args);
 
-static const Oid claim_args[] = {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
+static const Oid claim_released_args[] = {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
 INT8OID, TIMESTAMPTZOID};
 static CaioPlan claim_released_plan = CAIO_PLAN(
 	"UPDATE @extschema@.caio_nonce_reservation"
@@ -120,7 +127,7 @@ static CaioPlan claim_released_plan = CAIO_PLAN(
 	"           AND nonce OPERATOR(pg_catalog.=) $3"
 	"           AND state OPERATOR(pg_catalog.=) 'released'"
 	"           FOR UPDATE SKIP LOCKED)"
-	"   AND state OPERATOR(pg_catalog.=) 'released'", claim_args);
+	"   AND state OPERATOR(pg_catalog.=) 'released'", claim_released_args);
 
 /*
  * Take the wallet's next nonce: bump the counter and insert the reservation
@@ -143,6 +150,8 @@ static const Oid next_args[] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
 TIMESTAMPTZOID};
 static CaioPlan claim_next_plan = CAIO_PLAN(
 	CLAIM_NEXT_SQL " RETURNING r.nonce", next_args);
+static const Oid next_over_args[] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
+TIMESTAMPTZOID};
 
 /*
  * The same, when a row is already at the next nonce (left behind after a
@@ -158,21 +167,21 @@ static CaioPlan claim_next_over_plan = CAIO_PLAN(
 	"        tx_hashes = NULL, reserved_at = excluded.reserved_at,"
 	"        updated_at = excluded.updated_at"
 	"  WHERE r.state OPERATOR(pg_catalog.=) 'released'"
-	" RETURNING r.nonce", next_args);
+	" RETURNING r.nonce", next_over_args);
 
-static const Oid counter_args[] = {INT8OID, TEXTOID, INT8OID};
+static const Oid counter_set_args[] = {INT8OID, TEXTOID, INT8OID};
 static CaioPlan counter_set_plan = CAIO_PLAN(
 	"UPDATE @extschema@.caio_nonce_wallet SET next_nonce = $3"
 	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
-	"   AND address OPERATOR(pg_catalog.=) $2", counter_args);
+	"   AND address OPERATOR(pg_catalog.=) $2", counter_set_args);
 
-static const Oid row_args[] = {INT8OID, TEXTOID, INT8OID};
+static const Oid reservation_lock_args[] = {INT8OID, TEXTOID, INT8OID};
 static CaioPlan reservation_lock_plan = CAIO_PLAN(
 	"SELECT state, resource, token FROM @extschema@.caio_nonce_reservation"
 	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
 	"   AND address OPERATOR(pg_catalog.=) $2"
 	"   AND nonce OPERATOR(pg_catalog.=) $3"
-	" FOR UPDATE", row_args);
+	" FOR UPDATE", reservation_lock_args);
 
 static const Oid mark_args[] = {INT8OID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
 TEXTOID, INT8OID, TIMESTAMPTZOID, TEXTOID};
@@ -216,7 +225,7 @@ static CaioPlan pending_top_plan = CAIO_PLAN(
  * holes now: they get rows in state released, so that reserve fills them,
  * lowest first, and caio_nonce_holes shows them.
  */
-static const Oid fill_args[] = {INT8OID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
+static const Oid fill_holes_args[] = {INT8OID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
 static CaioPlan fill_holes_plan = CAIO_PLAN(
 	"INSERT INTO @extschema@.caio_nonce_reservation"
 	"       (chain_id, address, nonce, state, reserved_at, updated_at)"
@@ -225,14 +234,14 @@ static CaioPlan fill_holes_plan = CAIO_PLAN(
 	"  WHERE NOT EXISTS (SELECT FROM @extschema@.caio_nonce_reservation r"
 	"                     WHERE r.chain_id OPERATOR(pg_catalog.=) $1"
 	"                       AND r.address OPERATOR(pg_catalog.=) $2"
-	"                       AND r.nonce OPERATOR(pg_catalog.=) n)", fill_args);
+	"                       AND r.nonce OPERATOR(pg_catalog.=) n)", fill_holes_args);
 
-static const Oid sync_args[] = {INT8OID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
+static const Oid wallet_sync_args[] = {INT8OID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
 static CaioPlan wallet_sync_plan = CAIO_PLAN(
 	"UPDATE @extschema@.caio_nonce_wallet"
 	"   SET chain_count = $3, next_nonce = $4, synced_at = $5"
 	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
-	"   AND address OPERATOR(pg_catalog.=) $2", sync_args);
+	"   AND address OPERATOR(pg_catalog.=) $2", wallet_sync_args);
 
 /* ----------------------------------------------------------------
  * Arguments
@@ -319,6 +328,34 @@ wallet_values(const Wallet *wallet, Datum *values)
 	values[1] = CStringGetTextDatum(wallet->address);
 }
 
+/* The most arguments any statement of this file takes. */
+#define NONCE_PLAN_MAX_ARGS	9
+
+/*
+ * Run one of the statements above, all of whose first two arguments name the
+ * wallet: args (and nulls, NULL for none) hold the other nrest.
+ */
+static uint64
+wallet_run(CaioPlan *plan, const Wallet *wallet, int nrest, const Datum *args,
+		   const char *nulls, bool read_only)
+{
+	Datum		values[NONCE_PLAN_MAX_ARGS];
+	char		flags[NONCE_PLAN_MAX_ARGS];
+
+	if (plan->nargs != nrest + 2 || plan->nargs > NONCE_PLAN_MAX_ARGS)
+		elog(ERROR, "caio: a nonce statement takes %d arguments, not %d",
+			 plan->nargs, nrest + 2);
+	wallet_values(wallet, values);
+	memset(flags, ' ', sizeof(flags));
+	for (int i = 0; i < nrest; i++)
+	{
+		values[i + 2] = args[i];
+		if (nulls)
+			flags[i + 2] = nulls[i];
+	}
+	return caio_spi_run(plan, values, flags, read_only);
+}
+
 static void
 wallet_keys(const Wallet *wallet, ScanKeyData *keys)
 {
@@ -341,8 +378,7 @@ wallet_read(const Wallet *wallet, int64 *chain_count, int64 *next_nonce)
 	if (!caio_index_first(cat->nonce_wallet, cat->nonce_wallet_pkey, keys, 2,
 						  values, isnull, Natts_caio_nonce_wallet))
 	{
-		wallet_values(wallet, values);
-		caio_spi_run(&wallet_insert_plan, values, NULL, false);
+		wallet_run(&wallet_insert_plan, wallet, 0, NULL, NULL, false);
 		*chain_count = 0;
 		*next_nonce = 0;
 		return;
@@ -498,9 +534,57 @@ refuse_exhausted(const Wallet *wallet)
 			 errhint("Release a reservation that was never broadcast, or call caio_nonce_sync() with the chain's transaction count if it is lower.")));
 }
 
+/* What a reservation writes beside its nonce. */
+typedef struct ReserveRequest
+{
+	Wallet		wallet;
+	const CaioLease *lease;		/* the lease it goes under, or NULL */
+	TimestampTz now;
+} ReserveRequest;
+
+/* The lease's resource, holder and token (null without one), then the time. */
+static void
+reserve_values(const ReserveRequest *req, Datum *values, char *nulls)
+{
+	memset(nulls, req->lease ? ' ' : 'n', 3);
+	if (req->lease)
+	{
+		values[0] = CStringGetTextDatum(req->lease->resource);
+		values[1] = CStringGetTextDatum(req->lease->holder);
+		values[2] = Int64GetDatum(req->lease->token);
+	}
+	values[3] = TimestampTzGetDatum(req->now);
+	nulls[3] = ' ';
+}
+
+/* Take a handed-back nonce; false when another transaction holds its row. */
+static bool
+reserve_released(const ReserveRequest *req, int64 nonce)
+{
+	Datum		values[5] = {0};
+	char		nulls[5];
+
+	values[0] = Int64GetDatum(nonce);
+	nulls[0] = ' ';
+	reserve_values(req, &values[1], &nulls[1]);
+	return wallet_run(&claim_released_plan, &req->wallet, lengthof(values),
+					  values, nulls, false) > 0;
+}
+
+/* Bump the counter and take the nonce it was at; false when that cannot be. */
+static bool
+reserve_counter(const ReserveRequest *req, CaioPlan *plan)
+{
+	Datum		values[4] = {0};
+	char		nulls[4];
+
+	reserve_values(req, values, nulls);
+	return wallet_run(plan, &req->wallet, lengthof(values), values, nulls,
+					  false) > 0;
+}
+
 /*
- * Bump the counter and take the nonce it was at, given the values of
- * claim_released_plan (whose nonce is left out).  The counter read before,
+ * Bump the counter and take the nonce it was at.  The counter read before,
  * next_nonce, may lag behind reservers in flight, whose rows we cannot see;
  * it only decides whether rows above the counter (left by a sync that moved
  * it down) need the ON CONFLICT plan.  When the counter was at such a row
@@ -512,13 +596,9 @@ refuse_exhausted(const Wallet *wallet)
  * the wallet's lock.
  */
 static int64
-reserve_next(const Wallet *wallet, int64 next_nonce, const Datum *values,
-			 const char *nulls)
+reserve_next(const ReserveRequest *req, int64 next_nonce)
 {
-	Datum		next_values[6] = {values[0], values[1], values[3],
-	values[4], values[5], values[6]};
-	char		next_nulls[6] = {nulls[0], nulls[1], nulls[3],
-	nulls[4], nulls[5], nulls[6]};
+	const Wallet *wallet = &req->wallet;
 	char	   *state;
 	int64		nonce;
 	bool		isnull;
@@ -527,9 +607,9 @@ reserve_next(const Wallet *wallet, int64 next_nonce, const Datum *values,
 	if (reservation_from(wallet, caio_catalog()->nonce_reservation_pkey,
 						 next_nonce, &nonce, &state))
 		plan = &claim_next_over_plan;
-	if (caio_spi_run(plan, next_values, next_nulls, false) == 0)
+	if (!reserve_counter(req, plan))
 	{
-		Datum		counter_values[3] = {values[0], values[1], 0};
+		Datum		counter;
 		int64		chain_count;
 
 		wallet_read(wallet, &chain_count, &next_nonce);
@@ -537,9 +617,9 @@ reserve_next(const Wallet *wallet, int64 next_nonce, const Datum *values,
 			next_nonce = free_nonce(wallet, next_nonce);
 		if (next_nonce > NONCE_MAX)
 			refuse_exhausted(wallet);
-		counter_values[2] = Int64GetDatum(next_nonce);
-		caio_spi_run(&counter_set_plan, counter_values, NULL, false);
-		if (caio_spi_run(&claim_next_over_plan, next_values, next_nulls, false) == 0)
+		counter = Int64GetDatum(next_nonce);
+		wallet_run(&counter_set_plan, wallet, 1, &counter, NULL, false);
+		if (!reserve_counter(req, &claim_next_over_plan))
 			elog(ERROR, "caio: the nonce counter moved to a nonce it cannot hand out");
 	}
 	return DatumGetInt64(caio_spi_value(0, 1, &isnull));
@@ -548,51 +628,36 @@ reserve_next(const Wallet *wallet, int64 next_nonce, const Datum *values,
 Datum
 caio_nonce_reserve(PG_FUNCTION_ARGS)
 {
-	Wallet		wallet;
+	ReserveRequest req = {0};
 	CaioLease	lease;
 	CaioLease	newest;
-	bool		under_lease = !PG_ARGISNULL(2);
 	CaioSpi		spi;
 	int64		chain_count;
 	int64		next_nonce;
 	int64		nonce;
-	bool		handed_back;
-	Datum		values[7];
-	char		nulls[7] = "       ";
 
-	wallet_from_args(fcinfo, &wallet);
-	if (under_lease)
+	wallet_from_args(fcinfo, &req.wallet);
+	if (!PG_ARGISNULL(2))
 	{
 		caio_lease_from_arg(fcinfo, 2, &lease);
 		caio_lease_require_current(&lease, &newest);
+		req.lease = &lease;
 	}
 
 	nonce_commit_durably();
 	caio_spi_begin(&spi);
-	wallet_lock(&wallet, false);
-
-	wallet_values(&wallet, values);
-	if (under_lease)
-	{
-		values[3] = CStringGetTextDatum(lease.resource);
-		values[4] = CStringGetTextDatum(lease.holder);
-		values[5] = Int64GetDatum(lease.token);
-	}
-	else
-		nulls[3] = nulls[4] = nulls[5] = 'n';
-	values[6] = TimestampTzGetDatum(caio_clock_now(NULL));
+	wallet_lock(&req.wallet, false);
+	req.now = caio_clock_now(NULL);
 
 	/*
 	 * The lowest nonce handed back, unless another transaction holds its row
 	 * (it is taking it, or handing it back): then the next nonce, rather than
 	 * wait for that transaction while holding the wallet row it may need.
 	 */
-	wallet_read(&wallet, &chain_count, &next_nonce);
-	handed_back = released_lowest(&wallet, chain_count, next_nonce, &nonce);
-	if (handed_back)
-		values[2] = Int64GetDatum(nonce);
-	if (!handed_back || caio_spi_run(&claim_released_plan, values, nulls, false) == 0)
-		nonce = reserve_next(&wallet, next_nonce, values, nulls);
+	wallet_read(&req.wallet, &chain_count, &next_nonce);
+	if (!released_lowest(&req.wallet, chain_count, next_nonce, &nonce) ||
+		!reserve_released(&req, nonce))
+		nonce = reserve_next(&req, next_nonce);
 	caio_spi_end(&spi);
 
 	caio_count(CAIO_NONCES_RESERVED, 1);
@@ -615,13 +680,11 @@ typedef struct Reservation
 static bool
 reservation_lock(const Wallet *wallet, int64 nonce, Reservation *reservation)
 {
-	Datum		values[3];
+	Datum		arg = Int64GetDatum(nonce);
 	bool		isnull;
 	char	   *state;
 
-	wallet_values(wallet, values);
-	values[2] = Int64GetDatum(nonce);
-	if (caio_spi_run(&reservation_lock_plan, values, NULL, false) == 0)
+	if (wallet_run(&reservation_lock_plan, wallet, 1, &arg, NULL, false) == 0)
 		return false;
 	state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	reservation->state = state_from_name(state);
@@ -675,26 +738,25 @@ static void
 mark_write(const Wallet *wallet, int64 nonce, NonceState to, const char *tx_hash,
 		   const CaioLease *lease)
 {
-	Datum		values[9];
-	char		nulls[9] = "         ";
+	Datum		values[7] = {0};
+	char		nulls[7] = "       ";
 
-	wallet_values(wallet, values);
-	values[2] = Int64GetDatum(nonce);
-	values[3] = CStringGetTextDatum(nonce_state_names[to]);
+	values[0] = Int64GetDatum(nonce);
+	values[1] = CStringGetTextDatum(nonce_state_names[to]);
 	if (tx_hash)
-		values[4] = CStringGetTextDatum(tx_hash);
+		values[2] = CStringGetTextDatum(tx_hash);
 	else
-		nulls[4] = 'n';
+		nulls[2] = 'n';
 	if (lease)
 	{
-		values[5] = CStringGetTextDatum(lease->holder);
-		values[6] = Int64GetDatum(lease->token);
-		values[8] = CStringGetTextDatum(lease->resource);
+		values[3] = CStringGetTextDatum(lease->holder);
+		values[4] = Int64GetDatum(lease->token);
+		values[6] = CStringGetTextDatum(lease->resource);
 	}
 	else
-		nulls[5] = nulls[6] = nulls[8] = 'n';
-	values[7] = TimestampTzGetDatum(caio_clock_now(NULL));
-	caio_spi_run(&mark_plan, values, nulls, false);
+		nulls[3] = nulls[4] = nulls[6] = 'n';
+	values[5] = TimestampTzGetDatum(caio_clock_now(NULL));
+	wallet_run(&mark_plan, wallet, lengthof(values), values, nulls, false);
 }
 
 /*
@@ -836,6 +898,46 @@ caio_nonce_release(PG_FUNCTION_ARGS)
  * ----------------------------------------------------------------
  */
 
+/* Broadcast nonces below the chain's count are mined. */
+static void
+sync_settle(const Wallet *wallet, int64 count, TimestampTz now)
+{
+	Datum		args[2] = {Int64GetDatum(count), TimestampTzGetDatum(now)};
+
+	wallet_run(&settle_plan, wallet, lengthof(args), args, NULL, false);
+}
+
+/* The count, or one past the highest nonce at or above it still in use. */
+static int64
+sync_pending_above(const Wallet *wallet, int64 count)
+{
+	Datum		from = Int64GetDatum(count);
+	bool		isnull;
+	Datum		top;
+
+	wallet_run(&pending_top_plan, wallet, 1, &from, NULL, true);
+	top = caio_spi_value(0, 1, &isnull);
+	return isnull ? count : Max(count, DatumGetInt64(top) + 1);
+}
+
+static void
+sync_fill_holes(const Wallet *wallet, int64 count, int64 next_nonce, TimestampTz now)
+{
+	Datum		args[3] = {Int64GetDatum(count), Int64GetDatum(next_nonce),
+	TimestampTzGetDatum(now)};
+
+	wallet_run(&fill_holes_plan, wallet, lengthof(args), args, NULL, false);
+}
+
+static void
+sync_write(const Wallet *wallet, int64 count, int64 next_nonce, TimestampTz now)
+{
+	Datum		args[3] = {Int64GetDatum(count), Int64GetDatum(next_nonce),
+	TimestampTzGetDatum(now)};
+
+	wallet_run(&wallet_sync_plan, wallet, lengthof(args), args, NULL, false);
+}
+
 /* How many holes a sync down may open; more means a bad reading. */
 #define SYNC_MAX_HOLES	1000000
 
@@ -854,9 +956,6 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 	int64		next_nonce;
 	int64		nonce;
 	TimestampTz now;
-	Datum		values[5];
-	bool		isnull;
-	Datum		top;
 
 	wallet_from_args(fcinfo, &wallet);
 	count = arg_count(fcinfo, 2, "chain_count", COUNT_MAX);
@@ -866,17 +965,9 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 	wallet_read(&wallet, &old_count, &next_nonce);
 	now = caio_clock_now(NULL);
 
-	wallet_values(&wallet, values);
-	values[2] = Int64GetDatum(count);
-	values[3] = TimestampTzGetDatum(now);
-	caio_spi_run(&settle_plan, values, NULL, false);
+	sync_settle(&wallet, count, now);
+	next_nonce = sync_pending_above(&wallet, count);
 
-	caio_spi_run(&pending_top_plan, values, NULL, true);
-	top = caio_spi_value(0, 1, &isnull);
-	next_nonce = isnull ? count : Max(count, DatumGetInt64(top) + 1);
-
-	values[3] = Int64GetDatum(next_nonce);
-	values[4] = TimestampTzGetDatum(now);
 	if (count < old_count)
 	{
 		if (next_nonce - count > SYNC_MAX_HOLES)
@@ -887,12 +978,11 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 					 errdetail("Nonce " INT64_FORMAT " is still in use; syncing down to " INT64_FORMAT " would leave up to " INT64_FORMAT " holes, more than %d.",
 							   next_nonce - 1, count, next_nonce - count, SYNC_MAX_HOLES),
 					 errhint("Check the reading: pass the \"latest\" transaction count of a node that is in sync.")));
-		caio_spi_run(&fill_holes_plan, values, NULL, false);
+		sync_fill_holes(&wallet, count, next_nonce, now);
 	}
 	/* Past dropped nonces at the counter: sync returns what reserve will. */
 	next_nonce = free_nonce(&wallet, next_nonce);
-	values[3] = Int64GetDatum(next_nonce);
-	caio_spi_run(&wallet_sync_plan, values, NULL, false);
+	sync_write(&wallet, count, next_nonce, now);
 
 	if (!released_lowest(&wallet, count, next_nonce, &nonce))
 		nonce = next_nonce;

@@ -42,7 +42,6 @@
 #define CAIO_TAG_RESOURCE		17217	/* 0x4341, "CA" */
 #define CAIO_TAG_WAITER			17218
 #define CAIO_TAG_ANY_WAITER		17219
-#define CAIO_TAG_WALLET			17220	/* nonce reservation on one wallet */
 
 /* Resources whose lock this transaction took, whose waiters we wake at end. */
 static uint64 *touched_keys = NULL;
@@ -107,18 +106,15 @@ caio_resource_lock(uint64 key, LOCKMODE mode)
 }
 
 /*
- * A wallet's nonces: the nonce functions take this lock until the
- * transaction ends, so reservers queue and get consecutive nonces, and a
- * rollback gives a nonce back.
+ * A transaction-scoped lock on a key in a tag space of its own (kind), for
+ * the other files' locks that are no resource's (an EVM wallet's nonces).
  */
 void
-caio_wallet_lock(int64 chain_id, const char *address, LOCKMODE mode)
+caio_tag_lock(uint64 key, uint16 kind, LOCKMODE mode)
 {
 	LOCKTAG		tag;
-	uint64		key = hash_bytes_extended((const unsigned char *) address,
-										  (int) strlen(address), (uint64) chain_id);
 
-	set_tag(&tag, key, CAIO_TAG_WALLET);
+	set_tag(&tag, key, kind);
 	(void) LockAcquire(&tag, mode, false, false);
 }
 

@@ -335,9 +335,22 @@ caio_start_token_epoch(PG_FUNCTION_ARGS)
 int64
 caio_token_next(void)
 {
+	int64		token;
+
+	caio_token_next_n(&token, 1);
+	return token;
+}
+
+/*
+ * n tokens, in increasing order (a claim's rows).  One flush covers them
+ * all: the sequence's page LSN after the last is at or past the WAL of
+ * every earlier one.
+ */
+void
+caio_token_next_n(int64 *tokens, int n)
+{
 	const CaioCatalog *cat = caio_catalog();
 	TimeLineID	timeline = current_timeline();
-	int64		token;
 
 	if (timeline != epoch_checked_timeline)
 	{
@@ -347,10 +360,12 @@ caio_token_next(void)
 		if (OidIsValid(epoch_table))
 			epoch_check(epoch_table, cat->token_seq, timeline);
 	}
-	token = nextval_internal(cat->token_seq, false);
-	/* A token of 0 would read as "never claimed"; caio's tables have no CHECK. */
-	if (token <= 0)
-		sequence_check(cat->token_seq);
+	for (int i = 0; i < n; i++)
+	{
+		tokens[i] = nextval_internal(cat->token_seq, false);
+		/* A token of 0 would read as "never claimed"; caio's tables have no CHECK. */
+		if (tokens[i] <= 0)
+			sequence_check(cat->token_seq);
+	}
 	token_make_durable(cat->token_seq);
-	return token;
 }

@@ -4,14 +4,16 @@
 # throwaway cluster tuned as documented (synchronous_commit = off,
 # shared_buffers = 1GB, fsync = on), and runs each workload with caio and
 # with its baselines in the same run, at each client count, printing ops/s
-# side by side, the ratio and the p99 latencies.  pgbench uses prepared statements
-# (-M prepared), as application drivers do.  Within a round the runs of a
-# workload alternate (baseline, caio, other baseline), so that they meet the
-# same machine; each row shows the medians of BENCH_ROUNDS rounds, and the
-# p99 of every transaction of those rounds.  Then the health under churn: a
-# sustained run of acquire/release cycles and nonce reservations in a
-# database of its own, with the sizes, HOT share and autovacuum counts of
-# caio's tables before and after, and a verdict per table.
+# side by side, the ratio, the p99 latencies, and whether the row meets its
+# target (a ratio, and caio's p99 at most 1.5 times the baseline's).
+# pgbench uses prepared statements (-M prepared), as application drivers do.
+# Within a round the runs of a workload alternate (baseline, caio, other
+# baseline), so that they meet the same machine; each row shows the medians
+# of BENCH_ROUNDS rounds, and the p99 of every transaction of those rounds.
+# Then the health under churn: a sustained run of acquire/release cycles and
+# nonce reservations in a database of its own, with the sizes, HOT share
+# and autovacuum counts of caio's tables before and after, and a verdict per
+# table.
 #
 # Writes, under BENCH_RESULTS (default test/bench/results)/<date-time>/, with
 # a symlink "latest": bench.csv (the table), bench.png (the chart), runs.csv
@@ -115,31 +117,42 @@ defrun fenced_plain        fenced_update_plain -
 defrun nonce_hot           nonce_hot_caio      -
 defrun nonce_hot_async     nonce_hot_caio      caio.nonce_synchronous_commit=off
 defrun counter             counter_plain       -
+defrun nonce_plain         nonce_hot_plain     synchronous_commit=on
+defrun nonce_plain_async   nonce_hot_plain     -
 defrun nonce_wallets       nonce_wallets_caio  -
 defrun nonce_wallets_async nonce_wallets_caio  caio.nonce_synchronous_commit=off
 defrun claims_caio         claims_caio         -
 defrun claims_plain        claims_plain        -
+defrun finish_caio         claim_finish_caio   -
+defrun finish_plain        claim_finish_plain  -
 
 # The groups: runs that alternate within a round, each run once per round
 # whatever the number of rows that use it; then the rows of the table, each
-# one (caio run, baseline run, workload, baseline).
+# one (caio run, baseline run, workload, baseline, target).  The target is
+# the least ratio of caio's ops/s to the baseline's that the row must reach,
+# with caio's p99 at most 1.5 times the baseline's; "-" for a row that is
+# for reference only.
 groups=(); rows=()
 group() { groups+=("$*"); }
-row() { rows+=("$(( ${#groups[@]} - 1 ))|$1|$2|$3|$4"); }
+row() { rows+=("$(( ${#groups[@]} - 1 ))|$1|$2|$3|$4|$5"); }
 group lease_plain lease_caio lease_advisory
-row   lease_caio lease_plain             "acquire+release"       "plain SQL pair"
-row   lease_caio lease_advisory          "acquire+release"       "advisory lock"
+row   lease_caio lease_plain             "acquire+release"       "plain SQL pair"    1.0
+row   lease_caio lease_advisory          "acquire+release"       "advisory lock"     -
 group renew_plain renew_caio
-row   renew_caio renew_plain             "renew"                 "plain UPDATE"
+row   renew_caio renew_plain             "renew"                 "plain UPDATE"      1.0
 group fenced_plain fenced_caio
-row   fenced_caio fenced_plain           "fenced UPDATE"         "unprotected UPDATE"
-group nonce_hot nonce_hot_async counter nonce_wallets nonce_wallets_async
-row   nonce_hot counter                  "nonce, 1 wallet"       "bare counter"
-row   nonce_hot_async counter            "nonce, 1 wallet, async" "bare counter"
-row   nonce_wallets counter              "nonce, 1000 wallets"   "bare counter"
-row   nonce_wallets_async counter        "nonce, 1000 w., async" "bare counter"
+row   fenced_caio fenced_plain           "fenced UPDATE"         "unprotected UPDATE" 0.95
+group nonce_plain nonce_hot nonce_plain_async nonce_hot_async counter nonce_wallets nonce_wallets_async
+row   nonce_hot nonce_plain              "nonce, 1 wallet"       "SQL reservation"   1.0
+row   nonce_hot_async nonce_plain_async  "nonce, 1 wallet, async" "SQL res., async"  1.0
+row   nonce_hot counter                  "nonce, 1 wallet"       "bare counter"      -
+row   nonce_hot_async counter            "nonce, 1 wallet, async" "bare counter"     -
+row   nonce_wallets counter              "nonce, 1000 wallets"   "bare counter"      -
+row   nonce_wallets_async counter        "nonce, 1000 w., async" "bare counter"      -
+group finish_plain finish_caio
+row   finish_caio finish_plain           "claim+finish 10 rows"  "SKIP LOCKED+finish" 1.0
 group claims_plain claims_caio
-row   claims_caio claims_plain           "claim 10 of 1M rows"   "SKIP LOCKED"
+row   claims_caio claims_plain           "claim 10 of 1M rows"   "SKIP LOCKED"       -
 
 # One pgbench run: run id, clients, round.  Appends its ops/s to
 # $work/<id>.<clients>.ops, its transactions' latencies (µs, from pgbench's
@@ -172,13 +185,23 @@ p99() {
 }
 
 echo "run,script,setting,clients,round,ops_per_s" >"$out/runs.csv"
-echo "workload,baseline,clients,caio_ops_per_s,baseline_ops_per_s,ratio,caio_p99_ms,baseline_p99_ms" \
+echo "workload,baseline,clients,caio_ops_per_s,baseline_ops_per_s,ratio,caio_p99_ms,baseline_p99_ms,target_ratio,target" \
     >"$out/bench.csv"
-format='%-23s %-18s %7s %10s %10s %6s %9s %9s\n'
+format='%-23s %-18s %7s %10s %10s %6s %9s %9s  %s\n'
 # shellcheck disable=SC2059
-printf "$format" workload baseline clients "caio ops/s" "base ops/s" ratio "caio p99" "base p99" | emit
+printf "$format" workload baseline clients "caio ops/s" "base ops/s" ratio "caio p99" "base p99" "target" | emit
 # shellcheck disable=SC2059
-printf "$format" "" "" "" "" "" "" "(ms)" "(ms)" | emit
+printf "$format" "" "" "" "" "" "" "(ms)" "(ms)" "(ratio, p99 <= 1.5 x base)" | emit
+# Whether a row meets its target: ratio, target ratio, caio's p99, the baseline's.
+verdict() {
+    [ "$2" != "-" ] || { echo "-"; return; }
+    awk -v r="$1" -v t="$2" -v pa="$3" -v pb="$4" 'BEGIN {
+        v = ""
+        if (r + 0 < t + 0) v = "ratio"
+        if (pa + 0 > 1.5 * pb) v = (v == "" ? "p99" : v " and p99")
+        print (v == "" ? "met (>= " t ")" : "NOT met (>= " t "): " v)
+    }'
+}
 bench_started=$(date +%s)
 labels=(); declare -A chart ratios caio_ops base_ops
 for g in "${!groups[@]}"; do
@@ -187,17 +210,19 @@ for g in "${!groups[@]}"; do
             for id in ${groups[$g]}; do run "$id" "$c" "$r"; done
         done
         for line in "${rows[@]}"; do
-            IFS='|' read -r rg caio base workload baseline <<<"$line"
+            IFS='|' read -r rg caio base workload baseline target <<<"$line"
             [ "$rg" = "$g" ] || continue
             a=$(median <"$work/$caio.$c.ops"); b=$(median <"$work/$base.$c.ops")
             pa=$(p99 "$work/$caio.$c.lat"); pb=$(p99 "$work/$base.$c.lat")
             ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')
+            met=$(verdict "$ratio" "$target" "$pa" "$pb")
             # shellcheck disable=SC2059
             printf "$format" "$workload" "$baseline" "$c" "$(printf %.0f "$a")" "$(printf %.0f "$b")" \
-                "$ratio" "$pa" "$pb" | emit
-            echo "\"$workload\",\"$baseline\",$c,$(printf %.0f "$a"),$(printf %.0f "$b"),$ratio,$pa,$pb" \
+                "$ratio" "$pa" "$pb" "$met" | emit
+            echo "\"$workload\",\"$baseline\",$c,$(printf %.0f "$a"),$(printf %.0f "$b"),$ratio,$pa,$pb,$target,\"$met\"" \
                 >>"$out/bench.csv"
             label="$workload vs $baseline"
+            [ "$target" = "-" ] || label="$label (target $target)"
             [ -n "${chart[$label]:-}" ] || labels+=("$label")
             chart[$label]=1; ratios[$label|$c]=$ratio; caio_ops[$label|$c]=$a; base_ops[$label|$c]=$b
         done
@@ -254,7 +279,7 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set grid ytics
 set key top right
-set lmargin 16
+set lmargin 24
 set xtics rotate by 20 right nomirror
 set yrange [0:*]
 set ylabel "caio ops/s / baseline ops/s"
