@@ -34,4 +34,12 @@ UPDATE notes SET body = 'final', v = 1 WHERE id = 1 RETURNING *;
 UPDATE notes SET body = 'again', v = 1 WHERE id = 1;
 \echo :LAST_ERROR_SQLSTATE
 
-DROP TABLE payments, notes;
+-- A row at the largest version cannot be advanced: the refusal says so
+-- rather than asking for a version past it.
+CREATE TABLE big_notes (id int PRIMARY KEY, v bigint);
+SELECT caio_versioned('big_notes', 'v');
+INSERT INTO big_notes VALUES (1, 9223372036854775807);
+UPDATE big_notes SET v = v WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+
+DROP TABLE payments, notes, big_notes;

@@ -292,6 +292,14 @@ caio_refuse_version(Relation rel, const char *column, int64 row_version,
 		   errhint("Re-read the row and retry the update with its new version."), \
 		   errtable(rel))
 
+	if (row_version == PG_INT64_MAX)
+		REFUSE(ERRCODE_CAIO_VERSION_CONFLICT, rel, NULL, "version",
+			   set_version && has_new ? &new_version : NULL, &row_version,
+			   errmsg("version conflict on table \"%s\"", table),
+			   errdetail("The row is at version %lld, the largest a version can be, so no update can advance it.",
+						 (long long) row_version),
+			   errhint("Only a row whose version is below the largest can be updated; the table's owner can lower it with the trigger disabled."),
+			   errtable(rel));
 	if (!set_version)
 		REFUSE_VERSION(NULL,
 					   errdetail("The update did not set column \"%s\"; the row is at version %lld, so the update must set %lld.",
