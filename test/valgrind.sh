@@ -3,7 +3,8 @@
 # throwaway PostgreSQL 15 cluster whose postmaster, and so every backend,
 # runs under valgrind's memcheck; then reads valgrind's logs.  Not part of
 # the test command (test/check.sh): each suite runs 30 to 60 times slower
-# (about 3 minutes in all on 2 vCPUs).
+# (about 11 minutes in all on 2 vCPUs, six of them nonce_dropped's 50,000
+# reservations).
 #
 #   test/valgrind.sh                 # as root on Debian 12, or as a user who may sudo
 #   VALGRIND_REGRESS_ONLY=1 test/valgrind.sh   # pg_regress suites only, no isolation
