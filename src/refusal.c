@@ -28,6 +28,8 @@ static const char *const claim_hint =
 "Name the token your claim returned; if the row's token is newer, the claim was taken over: stop working on the row.";
 static const char *const claim_missing_hint =
 "Set claim_token to the token your claim returned.";
+static const char *const version_hint =
+"Re-read the row and retry the update with its new version.";
 
 void
 caio_refusal_init(void)
@@ -283,35 +285,30 @@ caio_refuse_version(Relation rel, const char *column, int64 row_version,
 					bool set_version, bool has_new, int64 new_version)
 {
 	const char *table = RelationGetRelationName(rel);
+	const int64 *named = set_version && has_new ? &new_version : NULL;
 
-#define REFUSE_VERSION(named, ...) \
-	REFUSE(ERRCODE_CAIO_VERSION_CONFLICT, rel, NULL, "version", (named), \
+#define REFUSE_VERSION(...) \
+	REFUSE(ERRCODE_CAIO_VERSION_CONFLICT, rel, NULL, "version", named, \
 		   &row_version, \
 		   errmsg("version conflict on table \"%s\"", table), \
-		   __VA_ARGS__, \
-		   errhint("Re-read the row and retry the update with its new version."), \
-		   errtable(rel))
+		   __VA_ARGS__, errtable(rel))
 
 	if (row_version == PG_INT64_MAX)
-		REFUSE(ERRCODE_CAIO_VERSION_CONFLICT, rel, NULL, "version",
-			   set_version && has_new ? &new_version : NULL, &row_version,
-			   errmsg("version conflict on table \"%s\"", table),
-			   errdetail("The row is at version %lld, the largest a version can be, so no update can advance it.",
-						 (long long) row_version),
-			   errhint("Only a row whose version is below the largest can be updated; the table's owner can lower it with the trigger disabled."),
-			   errtable(rel));
+		REFUSE_VERSION(errdetail("The row is at version %lld, the largest a version can be, so no update can advance it.",
+								 (long long) row_version),
+					   errhint("Only a row whose version is below the largest can be updated; the table's owner can lower it with the trigger disabled."));
 	if (!set_version)
-		REFUSE_VERSION(NULL,
-					   errdetail("The update did not set column \"%s\"; the row is at version %lld, so the update must set %lld.",
+		REFUSE_VERSION(errdetail("The update did not set column \"%s\"; the row is at version %lld, so the update must set %lld.",
 								 column, (long long) row_version,
-								 (long long) row_version + 1));
+								 (long long) row_version + 1),
+					   errhint("%s", version_hint));
 	if (!has_new)
-		REFUSE_VERSION(NULL,
-					   errdetail("The update set version NULL, but the row is at version %lld, so the update must set %lld.",
-								 (long long) row_version, (long long) row_version + 1));
-	REFUSE_VERSION(&new_version,
-				   errdetail("The update set version %lld, but the row is at version %lld, so the update must set %lld.",
+		REFUSE_VERSION(errdetail("The update set version NULL, but the row is at version %lld, so the update must set %lld.",
+								 (long long) row_version, (long long) row_version + 1),
+					   errhint("%s", version_hint));
+	REFUSE_VERSION(errdetail("The update set version %lld, but the row is at version %lld, so the update must set %lld.",
 							 (long long) new_version, (long long) row_version,
-							 (long long) row_version + 1));
+							 (long long) row_version + 1),
+				   errhint("%s", version_hint));
 #undef REFUSE_VERSION
 }
