@@ -11,7 +11,7 @@ MODULE_big  = caio
 OBJS        = src/caio.o src/catalog.o src/args.o src/guard.o src/refusal.o \
               src/clock.o src/lease.o src/resource_lock.o src/fencing.o \
               src/versioned.o src/address.o src/nonce.o src/claims.o \
-              src/token.o src/stats.o
+              src/token.o src/stats.o src/rows.o
 # The headers in src/ are caio's own, not an API for other extensions: they
 # are not installed.
 
@@ -31,7 +31,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors lease_purge fencing fencing_errors versioned nonce nonce_errors nonce_dropped \
                claims claims_errors stats bad_input versions \
-               privileges reinstall tokens upgrade
+               privileges reinstall tokens upgrade own_tables
 REGRESS_OPTS = --load-extension=caio
 
 # Isolation specs: test/isolation/specs/<name>.spec, expected output in
@@ -41,7 +41,7 @@ ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover cl
                  fence_paused_holder fence_holds_takeover fence_behind_takeover versioned_race \
                  nonce_two_reservers nonce_reserve_release nonce_stale_mark nonce_dropped_run \
                  claims_disjoint claim_takeover claim_renew claim_release_stale claim_locked_table \
-                 lease_pin acquire_prepared lease_purge
+                 lease_pin acquire_prepared lease_purge renew_twice
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
 

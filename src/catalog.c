@@ -263,6 +263,20 @@ caio_spi_value(int row, int column, bool *isnull)
 }
 
 /*
+ * C reads and writes caio's tables by column position: a table with more
+ * columns than it knows (or, to write a whole row, fewer) is not its own.
+ */
+void
+caio_table_check_columns(Relation heap, int ncolumns, bool exact)
+{
+	int			natts = RelationGetDescr(heap)->natts;
+
+	if (natts > ncolumns || (exact && natts != ncolumns))
+		elog(ERROR, "caio's table \"%s\" has %d columns, not %d",
+			 RelationGetRelationName(heap), natts, ncolumns);
+}
+
+/*
  * Hand the rows that an index scan with these keys finds, in the index's
  * order, to a callback until it returns false; false when there was none.
  * Read straight through the index: the hot paths use this instead of SPI.
@@ -281,9 +295,7 @@ caio_index_scan(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 	IndexScanDesc scan;
 	bool		found = false;
 
-	if (RelationGetDescr(heap)->natts > ncolumns)
-		elog(ERROR, "caio's table \"%s\" has %d columns, not %d",
-			 RelationGetRelationName(heap), RelationGetDescr(heap)->natts, ncolumns);
+	caio_table_check_columns(heap, ncolumns, false);
 	for (int i = 0; i < nkeys; i++)
 		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
 

@@ -9,6 +9,7 @@
 
 #include "access/skey.h"
 #include "executor/spi.h"
+#include "utils/relcache.h"
 
 /* Reloaded after any invalidation of one of these relations. */
 typedef struct CaioCatalog
@@ -57,6 +58,13 @@ extern const CaioCatalog *caio_catalog(void);
 #define Anum_caio_nonce_reservation_address		2
 #define Anum_caio_nonce_reservation_nonce		3
 #define Anum_caio_nonce_reservation_state		4
+#define Anum_caio_nonce_reservation_resource	5
+#define Anum_caio_nonce_reservation_holder		6
+#define Anum_caio_nonce_reservation_token		7
+#define Anum_caio_nonce_reservation_tx_hash		8
+#define Anum_caio_nonce_reservation_tx_hashes	9
+#define Anum_caio_nonce_reservation_reserved_at	10
+#define Anum_caio_nonce_reservation_updated_at	11
 
 /*
  * An SPI statement prepared on first use and kept for the backend's life.
@@ -93,6 +101,8 @@ extern void caio_spi_end(CaioSpi *spi);
 extern uint64 caio_spi_run(CaioPlan *plan, Datum *values, const char *nulls,
 						   bool read_only);
 extern Datum caio_spi_value(int row, int column, bool *isnull);
+
+extern void caio_table_check_columns(Relation heap, int ncolumns, bool exact);
 
 /* Called for each row of an index scan; returns whether to go on. */
 typedef bool (*CaioRowCallback) (struct TupleTableSlot *slot, void *arg);

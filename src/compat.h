@@ -96,4 +96,22 @@ caio_lease_wait_event(void)
 #define CAIO_INTERVAL_IS_FINITE(span) ((void) (span), true)
 #endif
 
+/*
+ * PostgreSQL 16 lets an update that is not HOT still skip the indexes that
+ * only summarize (BRIN), and says which indexes it needs as an enum; before,
+ * a bool said whether every index needs the new version.
+ */
+#if PG_VERSION_NUM >= 160000
+#include "access/tableam.h"
+typedef TU_UpdateIndexes CaioUpdateIndexes;
+#define CAIO_UPDATE_INDEXES_NONE(u)	((u) == TU_None)
+#define CAIO_UPDATE_INDEXES_SUMMARIZING_ONLY(u)	((u) == TU_Summarizing)
+#define CAIO_INDEX_SUMMARIZES(index)	((index)->rd_indam->amsummarizing)
+#else
+typedef bool CaioUpdateIndexes;
+#define CAIO_UPDATE_INDEXES_NONE(u)	(!(u))
+#define CAIO_UPDATE_INDEXES_SUMMARIZING_ONLY(u)	((void) (u), false)
+#define CAIO_INDEX_SUMMARIZES(index)	((void) (index), false)
+#endif
+
 #endif							/* CAIO_COMPAT_H */

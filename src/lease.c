@@ -28,6 +28,7 @@
 #include "lease.h"
 #include "refusal.h"
 #include "resource_lock.h"
+#include "rows.h"
 #include "stats.h"
 #include "token.h"
 
@@ -47,44 +48,6 @@ enum
 	LEASE_EXPIRES_AT,
 	LEASE_NATTS = LEASE_EXPIRES_AT
 };
-
-static const Oid grant_args[] = {TEXTOID, TEXTOID, REGROLEOID, INT8OID,
-TIMESTAMPTZOID, TIMESTAMPTZOID};
-static CaioPlan insert_plan = CAIO_PLAN(
-	"INSERT INTO @extschema@.caio_lease_state"
-	"       (resource, holder, holder_role, token, acquired_at, expires_at)"
-	" VALUES ($1, $2, $3, $4, $5, $6)", grant_args);
-static CaioPlan takeover_plan = CAIO_PLAN(
-	"UPDATE @extschema@.caio_lease_state"
-	"   SET holder = $2, holder_role = $3, token = $4,"
-	"       acquired_at = $5, expires_at = $6, released_at = NULL"
-	" WHERE resource OPERATOR(pg_catalog.=) $1", grant_args);
-
-static const Oid extend_args[] = {TEXTOID, TIMESTAMPTZOID};
-static CaioPlan extend_plan = CAIO_PLAN(
-	"UPDATE @extschema@.caio_lease_state SET expires_at = $2"
-	" WHERE resource OPERATOR(pg_catalog.=) $1", extend_args);
-
-/* renew and release touch the row only if it still is this lease. */
-static const Oid held_args[] = {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID,
-TIMESTAMPTZOID};
-static CaioPlan renew_plan = CAIO_PLAN(
-	"UPDATE @extschema@.caio_lease_state SET expires_at = $4"
-	" WHERE resource OPERATOR(pg_catalog.=) $1"
-	"   AND holder OPERATOR(pg_catalog.=) $2"
-	"   AND token OPERATOR(pg_catalog.=) $3"
-	"   AND released_at IS NULL"
-	"   AND expires_at OPERATOR(pg_catalog.>) $5"
-	" RETURNING holder_role, acquired_at", held_args);
-static const Oid release_args[] = {TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID};
-static CaioPlan release_plan = CAIO_PLAN(
-	"UPDATE @extschema@.caio_lease_state SET released_at = $4"
-	" WHERE resource OPERATOR(pg_catalog.=) $1"
-	"   AND holder OPERATOR(pg_catalog.=) $2"
-	"   AND token OPERATOR(pg_catalog.=) $3"
-	"   AND released_at IS NULL"
-	" RETURNING holder_role, expires_at", release_args);
-
 
 /* ----------------------------------------------------------------
  * Conversions between SQL values and Lease
@@ -286,12 +249,65 @@ typedef enum AcquireOutcome
 	ACQUIRE_LOCKED				/* another transaction is changing the resource */
 } AcquireOutcome;
 
+/* A lease as its resource's row in caio_lease_state. */
+static void
+lease_row(const CaioLease *lease, Datum *values, bool *isnull)
+{
+	memset(isnull, false, Natts_caio_lease_state * sizeof(bool));
+	values[Anum_caio_lease_state_resource - 1] = CStringGetTextDatum(lease->resource);
+	values[Anum_caio_lease_state_holder - 1] = CStringGetTextDatum(lease->holder);
+	values[Anum_caio_lease_state_holder_role - 1] = ObjectIdGetDatum(lease->holder_role);
+	values[Anum_caio_lease_state_token - 1] = Int64GetDatum(lease->token);
+	values[Anum_caio_lease_state_acquired_at - 1] = TimestampTzGetDatum(lease->acquired_at);
+	values[Anum_caio_lease_state_expires_at - 1] = TimestampTzGetDatum(lease->expires_at);
+	values[Anum_caio_lease_state_released_at - 1] = (Datum) 0;
+	isnull[Anum_caio_lease_state_released_at - 1] = true;
+}
+
+static void
+lease_key(const char *resource, ScanKeyData *key)
+{
+	ScanKeyInit(key, Anum_caio_lease_state_resource, BTEqualStrategyNumber,
+				F_TEXTEQ, CStringGetTextDatum(resource));
+}
+
+/* Change a resource's row, under its lock; false when it has none or change declines. */
+static bool
+lease_row_update(const char *resource, CaioRowChange change, void *arg)
+{
+	const CaioCatalog *cat = caio_catalog();
+	ScanKeyData key;
+
+	lease_key(resource, &key);
+	return caio_row_update(cat->lease_state, cat->lease_state_pkey, &key, 1,
+						   Natts_caio_lease_state, change, arg);
+}
+
+/* A takeover: the new lease's values replace the row's. */
+static bool
+lease_change_to(Datum *values, bool *isnull, void *arg)
+{
+	lease_row((const CaioLease *) arg, values, isnull);
+	return true;
+}
+
+/* The same lease asked for again: only its expiry moves. */
+static bool
+lease_change_expiry(Datum *values, bool *isnull, void *arg)
+{
+	values[Anum_caio_lease_state_expires_at - 1] = TimestampTzGetDatum(*(TimestampTz *) arg);
+	isnull[Anum_caio_lease_state_expires_at - 1] = false;
+	return true;
+}
+
+/*
+ * Grant a new lease: the resource's first row, or a takeover of its row.
+ * The caller holds the resource's lock alone, and read the row under it.
+ */
 static void
 lease_grant(const AcquireRequest *req, bool takeover, TimestampTz now,
 			TimestampTz expires_at, CaioLease *lease)
 {
-	Datum		values[6];
-
 	lease->resource = req->resource;
 	lease->holder = req->holder;
 	lease->holder_role = req->caller;
@@ -300,13 +316,18 @@ lease_grant(const AcquireRequest *req, bool takeover, TimestampTz now,
 	lease->expires_at = expires_at;
 	lease->released = false;
 
-	values[0] = CStringGetTextDatum(lease->resource);
-	values[1] = CStringGetTextDatum(lease->holder);
-	values[2] = ObjectIdGetDatum(lease->holder_role);
-	values[3] = Int64GetDatum(lease->token);
-	values[4] = TimestampTzGetDatum(lease->acquired_at);
-	values[5] = TimestampTzGetDatum(lease->expires_at);
-	caio_spi_run(takeover ? &takeover_plan : &insert_plan, values, NULL, false);
+	if (!takeover)
+	{
+		Datum		values[Natts_caio_lease_state];
+		bool		isnull[Natts_caio_lease_state];
+
+		lease_row(lease, values, isnull);
+		caio_row_insert(caio_catalog()->lease_state, Natts_caio_lease_state,
+						values, isnull);
+	}
+	else if (!lease_row_update(lease->resource, lease_change_to, lease))
+		elog(ERROR, "caio: the lease row of \"%s\" vanished under its lock",
+			 lease->resource);
 }
 
 /* Whether a live lease belongs to someone other than the requester. */
@@ -356,10 +377,9 @@ lease_try_acquire(const AcquireRequest *req, bool retry, CaioLease *lease,
 	if (found && lease_is_live(lease, now))
 	{
 		/* The same holder asking again: a retry after a lost reply. */
-		Datum		values[2] = {CStringGetTextDatum(req->resource),
-		TimestampTzGetDatum(expires_at)};
-
-		caio_spi_run(&extend_plan, values, NULL, false);
+		if (!lease_row_update(req->resource, lease_change_expiry, &expires_at))
+			elog(ERROR, "caio: the lease row of \"%s\" vanished under its lock",
+				 req->resource);
 		caio_count(CAIO_LEASES_RENEWED, 1);
 		lease->resource = req->resource;
 		lease->holder = req->holder;
@@ -478,7 +498,6 @@ caio_acquire(PG_FUNCTION_ARGS)
 {
 	AcquireRequest req;
 	int64		wait_usecs;
-	CaioSpi		spi;
 	CaioLease	lease;
 	bool		granted;
 
@@ -487,11 +506,9 @@ caio_acquire(PG_FUNCTION_ARGS)
 	req.ttl = caio_arg_ttl(fcinfo, 2);
 	wait_usecs = caio_arg_wait_usecs(fcinfo, 3);
 	req.key = caio_resource_key(req.resource);
+	req.caller = GetUserId();
 
-	caio_spi_begin(&spi);
-	req.caller = spi.caller;
 	granted = lease_acquire(&req, wait_usecs, &lease);
-	caio_spi_end(&spi);
 
 	if (!granted)
 	{
@@ -507,29 +524,56 @@ caio_acquire(PG_FUNCTION_ARGS)
  */
 
 /*
- * Run renew_plan or release_plan under the resource's lock, which queues
- * behind a takeover in flight so that we see its outcome (renew shares the
- * lock with fenced writes; release waits for them, so that a transaction that
- * wrote under a lease finishes under it).  Returns whether the row was this
- * lease; fills in holder_role and the returned timestamp.
+ * What renew and release change: the row only if it still is this lease (and
+ * for a renewal, one that has not expired by now), one timestamp column.
+ * The row's holder_role goes into the lease, and one other column into
+ * returned.
+ */
+typedef struct HeldChange
+{
+	CaioLease  *lease;
+	bool		renew;
+	TimestampTz now;
+	TimestampTz set_to;			/* into expires_at (renew) or released_at */
+	TimestampTz returned;		/* acquired_at (renew) or expires_at */
+} HeldChange;
+
+static bool
+lease_change_held(Datum *values, bool *isnull, void *arg)
+{
+	HeldChange *change = (HeldChange *) arg;
+	AttrNumber	set = change->renew ? Anum_caio_lease_state_expires_at :
+		Anum_caio_lease_state_released_at;
+	AttrNumber	returned = change->renew ? Anum_caio_lease_state_acquired_at :
+		Anum_caio_lease_state_expires_at;
+
+	if (!isnull[Anum_caio_lease_state_released_at - 1] ||
+		DatumGetInt64(values[Anum_caio_lease_state_token - 1]) != change->lease->token ||
+		strcmp(TextDatumGetCString(values[Anum_caio_lease_state_holder - 1]),
+			   change->lease->holder) != 0)
+		return false;
+	if (change->renew &&
+		DatumGetTimestampTz(values[Anum_caio_lease_state_expires_at - 1]) <= change->now)
+		return false;
+
+	change->lease->holder_role =
+		DatumGetObjectId(values[Anum_caio_lease_state_holder_role - 1]);
+	change->returned = DatumGetTimestampTz(values[returned - 1]);
+	values[set - 1] = TimestampTzGetDatum(change->set_to);
+	isnull[set - 1] = false;
+	return true;
+}
+
+/*
+ * Change the lease's row under the resource's lock, which queues behind a
+ * takeover in flight so that we see its outcome (renew shares the lock with
+ * fenced writes; release waits for them, so that a transaction that wrote
+ * under a lease finishes under it).  Returns whether the row was this lease.
  */
 static bool
-lease_update_held(CaioPlan *plan, CaioLease *lease, TimestampTz set_to,
-				  TimestampTz now, TimestampTz *returned)
+lease_update_held(HeldChange *change)
 {
-	Datum		values[5];
-	bool		isnull;
-
-	values[0] = CStringGetTextDatum(lease->resource);
-	values[1] = CStringGetTextDatum(lease->holder);
-	values[2] = Int64GetDatum(lease->token);
-	values[3] = TimestampTzGetDatum(set_to);
-	values[4] = TimestampTzGetDatum(now);
-	if (caio_spi_run(plan, values, NULL, false) == 0)
-		return false;
-	lease->holder_role = DatumGetObjectId(caio_spi_value(0, 1, &isnull));
-	*returned = DatumGetTimestampTz(caio_spi_value(0, 2, &isnull));
-	return true;
+	return lease_row_update(change->lease->resource, lease_change_held, change);
 }
 
 Datum
@@ -537,8 +581,7 @@ caio_renew(PG_FUNCTION_ARGS)
 {
 	CaioLease	lease;
 	Interval   *ttl;
-	CaioSpi		spi;
-	TimestampTz now;
+	HeldChange	change = {.lease = &lease, .renew = true};
 	bool		renewed;
 	uint64		key;
 
@@ -546,21 +589,20 @@ caio_renew(PG_FUNCTION_ARGS)
 	ttl = caio_arg_ttl(fcinfo, 1);
 	key = caio_resource_key(lease.resource);
 
-	caio_spi_begin(&spi);
 	caio_resource_lock(key, ShareLock);
-	now = caio_clock_now(NULL);
-	lease.expires_at = caio_expiry(now, ttl);
-	renewed = lease_update_held(&renew_plan, &lease, lease.expires_at, now,
-								&lease.acquired_at);
+	change.now = caio_clock_now(NULL);
+	change.set_to = caio_expiry(change.now, ttl);
+	renewed = lease_update_held(&change);
 	if (renewed)
-		caio_lease_check_owner(&lease, spi.caller, "renew");
+		caio_lease_check_owner(&lease, GetUserId(), "renew");
 	else
 		caio_resource_unlock(key, ShareLock);	/* changed nothing: hold nothing */
-	caio_spi_end(&spi);
 
 	caio_count(renewed ? CAIO_LEASES_RENEWED : CAIO_LEASES_RENEW_LOST, 1);
 	if (!renewed)
 		PG_RETURN_NULL();
+	lease.acquired_at = change.returned;
+	lease.expires_at = change.set_to;
 	PG_RETURN_DATUM(caio_lease_to_datum(fcinfo, &lease));
 }
 
@@ -572,26 +614,23 @@ Datum
 caio_release(PG_FUNCTION_ARGS)
 {
 	CaioLease	lease;
-	CaioSpi		spi;
-	TimestampTz now;
+	HeldChange	change = {.lease = &lease, .renew = false};
 	bool		matched;
 	uint64		key;
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
 	key = caio_resource_key(lease.resource);
 
-	caio_spi_begin(&spi);
 	caio_resource_lock(key, ExclusiveLock);
-	now = caio_clock_now(NULL);
-	matched = lease_update_held(&release_plan, &lease, now, now,
-								&lease.expires_at);
+	change.now = caio_clock_now(NULL);
+	change.set_to = change.now;
+	matched = lease_update_held(&change);
 	if (matched)
-		caio_lease_check_owner(&lease, spi.caller, "release");
+		caio_lease_check_owner(&lease, GetUserId(), "release");
 	else
 		caio_resource_unlock(key, ExclusiveLock);	/* changed nothing */
-	caio_spi_end(&spi);
 
-	matched = matched && lease.expires_at > now;
+	matched = matched && change.returned > change.now;
 	caio_count(matched ? CAIO_LEASES_RELEASED : CAIO_LEASES_RELEASE_LOST, 1);
 	PG_RETURN_BOOL(matched);
 }

@@ -35,6 +35,7 @@
 #include "nonce.h"
 #include "refusal.h"
 #include "resource_lock.h"
+#include "rows.h"
 #include "stats.h"
 
 PG_FUNCTION_INFO_V1(caio_nonce_reserve);
@@ -130,37 +131,27 @@ static CaioPlan claim_released_plan = CAIO_PLAN(
 	"   AND state OPERATOR(pg_catalog.=) 'released'", claim_released_args);
 
 /*
- * Take the wallet's next nonce: bump the counter and insert the reservation
- * in one statement, the only one on the hot path.
+ * Take the wallet's next nonce when a row is already at or above it (left
+ * behind after a sync moved the counter down): bump the counter and insert
+ * the reservation, taking the row over if it was handed back.  Otherwise (a
+ * dropped nonce, consumed on chain) the statement returns nothing and the
+ * caller moves the counter past it (free_nonce).  Without such rows,
+ * reserve_fresh does the same in C: the hot path.
  */
-#define CLAIM_NEXT_SQL \
-	"WITH counter AS (" \
-	"  UPDATE @extschema@.caio_nonce_wallet" \
-	"     SET next_nonce = next_nonce OPERATOR(pg_catalog.+) 1" \
-	"   WHERE chain_id OPERATOR(pg_catalog.=) $1" \
-	"     AND address OPERATOR(pg_catalog.=) $2" \
-	"     AND next_nonce OPERATOR(pg_catalog.<=) " NONCE_MAX_SQL \
-	"  RETURNING next_nonce OPERATOR(pg_catalog.-) 1 AS nonce)" \
-	" INSERT INTO @extschema@.caio_nonce_reservation AS r" \
-	"        (chain_id, address, nonce, state, resource, holder, token," \
-	"         reserved_at, updated_at)" \
-	" SELECT $1, $2, counter.nonce, 'reserved', $3, $4, $5, $6, $6 FROM counter"
-
-static const Oid next_args[] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
-TIMESTAMPTZOID};
-static CaioPlan claim_next_plan = CAIO_PLAN(
-	CLAIM_NEXT_SQL " RETURNING r.nonce", next_args);
 static const Oid next_over_args[] = {INT8OID, TEXTOID, TEXTOID, TEXTOID, INT8OID,
 TIMESTAMPTZOID};
-
-/*
- * The same, when a row is already at the next nonce (left behind after a
- * sync moved the counter down): it is taken over if it was handed back, and
- * otherwise (a dropped nonce, consumed on chain) the statement returns
- * nothing and the caller moves the counter past it (free_nonce).
- */
 static CaioPlan claim_next_over_plan = CAIO_PLAN(
-	CLAIM_NEXT_SQL
+	"WITH counter AS ("
+	"  UPDATE @extschema@.caio_nonce_wallet"
+	"     SET next_nonce = next_nonce OPERATOR(pg_catalog.+) 1"
+	"   WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"     AND address OPERATOR(pg_catalog.=) $2"
+	"     AND next_nonce OPERATOR(pg_catalog.<=) " NONCE_MAX_SQL
+	"  RETURNING next_nonce OPERATOR(pg_catalog.-) 1 AS nonce)"
+	" INSERT INTO @extschema@.caio_nonce_reservation AS r"
+	"        (chain_id, address, nonce, state, resource, holder, token,"
+	"         reserved_at, updated_at)"
+	" SELECT $1, $2, counter.nonce, 'reserved', $3, $4, $5, $6, $6 FROM counter"
 	" ON CONFLICT (chain_id, address, nonce) DO UPDATE"
 	"    SET state = 'reserved', resource = excluded.resource,"
 	"        holder = excluded.holder, token = excluded.token, tx_hash = NULL,"
@@ -571,29 +562,89 @@ reserve_released(const ReserveRequest *req, int64 nonce)
 					  values, nulls, false) > 0;
 }
 
-/* Bump the counter and take the nonce it was at; false when that cannot be. */
+/*
+ * Bump the counter and take the nonce it was at, over a row there
+ * (claim_next_over_plan); false when that cannot be.
+ */
 static bool
-reserve_counter(const ReserveRequest *req, CaioPlan *plan)
+reserve_counter(const ReserveRequest *req)
 {
 	Datum		values[4] = {0};
 	char		nulls[4];
 
 	reserve_values(req, values, nulls);
-	return wallet_run(plan, &req->wallet, lengthof(values), values, nulls,
+	return wallet_run(&claim_next_over_plan, &req->wallet, lengthof(values), values, nulls,
 					  false) > 0;
+}
+
+/* Move the wallet's counter up by one, unless past the last nonce. */
+static bool
+wallet_change_bump(Datum *values, bool *isnull, void *arg)
+{
+	int64		next = DatumGetInt64(values[Anum_caio_nonce_wallet_next_nonce - 1]);
+
+	if (next > NONCE_MAX)
+		return false;
+	*(int64 *) arg = next;
+	values[Anum_caio_nonce_wallet_next_nonce - 1] = Int64GetDatum(next + 1);
+	isnull[Anum_caio_nonce_wallet_next_nonce - 1] = false;
+	return true;
+}
+
+/*
+ * What claim_next_plan does, without SPI: the hot path.  Bump the counter
+ * (waiting for the reservers ahead of us on the wallet's row, then reading
+ * it again), and insert the reservation at the nonce it was at.  False, and
+ * nothing written, when the counter is past the last nonce.
+ */
+static bool
+reserve_fresh(const ReserveRequest *req, int64 *nonce)
+{
+	const CaioCatalog *cat = caio_catalog();
+	ScanKeyData keys[2];
+	Datum		values[Natts_caio_nonce_reservation] = {0};
+	bool		isnull[Natts_caio_nonce_reservation];
+
+	wallet_keys(&req->wallet, keys);
+	if (!caio_row_update(cat->nonce_wallet, cat->nonce_wallet_pkey, keys, 2,
+						 Natts_caio_nonce_wallet, wallet_change_bump, nonce))
+		return false;
+
+	memset(isnull, true, sizeof(isnull));
+#define SET(column, value) \
+	(values[Anum_caio_nonce_reservation_##column - 1] = (value), \
+	 isnull[Anum_caio_nonce_reservation_##column - 1] = false)
+	SET(chain_id, Int64GetDatum(req->wallet.chain_id));
+	SET(address, CStringGetTextDatum(req->wallet.address));
+	SET(nonce, Int64GetDatum(*nonce));
+	SET(state, CStringGetTextDatum("reserved"));
+	if (req->lease)
+	{
+		SET(resource, CStringGetTextDatum(req->lease->resource));
+		SET(holder, CStringGetTextDatum(req->lease->holder));
+		SET(token, Int64GetDatum(req->lease->token));
+	}
+	SET(reserved_at, TimestampTzGetDatum(req->now));
+	SET(updated_at, TimestampTzGetDatum(req->now));
+#undef SET
+	caio_row_insert(cat->nonce_reservation, Natts_caio_nonce_reservation,
+					values, isnull);
+	return true;
 }
 
 /*
  * Bump the counter and take the nonce it was at.  The counter read before,
  * next_nonce, may lag behind reservers in flight, whose rows we cannot see;
  * it only decides whether rows above the counter (left by a sync that moved
- * it down) need the ON CONFLICT plan.  When the counter was at such a row
- * that cannot be handed out, or past the last nonce, the counter moves to
- * the lowest nonce that can be (free_nonce) and the claim is tried once
- * more: the wallet's row is ours until commit (the failed claim locked it;
- * past the last nonce there is nothing to claim), so nobody else can take
- * that nonce meanwhile, and a sync cannot move the counter while we share
- * the wallet's lock.
+ * it down) need the ON CONFLICT plan: without such rows, the counter's
+ * nonce has no row (reservers in flight make rows only at the nonces they
+ * take from the counter, below ours), and reserve_fresh takes it.  When the
+ * counter was at a row that cannot be handed out, or past the last nonce,
+ * the counter moves to the lowest nonce that can be (free_nonce) and the
+ * claim is tried once more: the wallet's row is ours until commit (the
+ * failed claim locked it; past the last nonce there is nothing to claim), so
+ * nobody else can take that nonce meanwhile, and a sync cannot move the
+ * counter while we share the wallet's lock.
  */
 static int64
 reserve_next(const ReserveRequest *req, int64 next_nonce)
@@ -602,26 +653,27 @@ reserve_next(const ReserveRequest *req, int64 next_nonce)
 	char	   *state;
 	int64		nonce;
 	bool		isnull;
-	CaioPlan   *plan = &claim_next_plan;
+	Datum		counter;
+	int64		chain_count;
 
-	if (reservation_from(wallet, caio_catalog()->nonce_reservation_pkey,
-						 next_nonce, &nonce, &state))
-		plan = &claim_next_over_plan;
-	if (!reserve_counter(req, plan))
+	if (!reservation_from(wallet, caio_catalog()->nonce_reservation_pkey,
+						  next_nonce, &nonce, &state))
 	{
-		Datum		counter;
-		int64		chain_count;
-
-		wallet_read(wallet, &chain_count, &next_nonce);
-		if (next_nonce <= NONCE_MAX)
-			next_nonce = free_nonce(wallet, next_nonce);
-		if (next_nonce > NONCE_MAX)
-			refuse_exhausted(wallet);
-		counter = Int64GetDatum(next_nonce);
-		wallet_run(&counter_set_plan, wallet, 1, &counter, NULL, false);
-		if (!reserve_counter(req, &claim_next_over_plan))
-			elog(ERROR, "caio: the nonce counter moved to a nonce it cannot hand out");
+		if (reserve_fresh(req, &nonce))
+			return nonce;
 	}
+	else if (reserve_counter(req))
+		return DatumGetInt64(caio_spi_value(0, 1, &isnull));
+
+	wallet_read(wallet, &chain_count, &next_nonce);
+	if (next_nonce <= NONCE_MAX)
+		next_nonce = free_nonce(wallet, next_nonce);
+	if (next_nonce > NONCE_MAX)
+		refuse_exhausted(wallet);
+	counter = Int64GetDatum(next_nonce);
+	wallet_run(&counter_set_plan, wallet, 1, &counter, NULL, false);
+	if (!reserve_counter(req))
+		elog(ERROR, "caio: the nonce counter moved to a nonce it cannot hand out");
 	return DatumGetInt64(caio_spi_value(0, 1, &isnull));
 }
 
