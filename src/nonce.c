@@ -604,11 +604,18 @@ reserve_fresh(const ReserveRequest *req, int64 *nonce)
 	ScanKeyData keys[2];
 	Datum		values[Natts_caio_nonce_reservation] = {0};
 	bool		isnull[Natts_caio_nonce_reservation];
+	CaioRowWriter *reservation;
 
+	/* Everything but the write is done before the wallet's row is ours. */
+	reservation = caio_row_insert_begin(cat->nonce_reservation,
+										Natts_caio_nonce_reservation);
 	wallet_keys(&req->wallet, keys);
 	if (!caio_row_update(cat->nonce_wallet, cat->nonce_wallet_pkey, keys, 2,
 						 Natts_caio_nonce_wallet, wallet_change_bump, nonce))
+	{
+		caio_row_insert_cancel(reservation);
 		return false;
+	}
 
 	memset(isnull, true, sizeof(isnull));
 #define SET(column, value) \
@@ -627,8 +634,7 @@ reserve_fresh(const ReserveRequest *req, int64 *nonce)
 	SET(reserved_at, TimestampTzGetDatum(req->now));
 	SET(updated_at, TimestampTzGetDatum(req->now));
 #undef SET
-	caio_row_insert(cat->nonce_reservation, Natts_caio_nonce_reservation,
-					values, isnull);
+	caio_row_insert_finish(reservation, values, isnull);
 	return true;
 }
 

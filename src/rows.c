@@ -41,29 +41,20 @@
 #include "rows.h"
 
 /*
- * Open one of caio's tables to write it.  As the executor would, refuse in a
- * read-only transaction (a standby's too) with the SQLSTATE and message of
- * the statement the write stands for.
+ * One of caio's tables opened to write, with what making its index entries
+ * needs, all prepared before the row is written: a reservation writes while
+ * it holds the hot wallet's row, and every other reserver waits that long.
  */
-static Relation
-rows_open(Oid heap_oid, int ncolumns, const char *command)
+struct CaioRowWriter
 {
 	Relation	heap;
-
-	PreventCommandIfReadOnly(command);
-	PreventCommandIfParallelMode(command);
-	heap = table_open(heap_oid, RowExclusiveLock);
-	caio_table_check_columns(heap, ncolumns, true);
-	if (heap->trigdesc != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-				 errmsg("caio's table \"%s\" has triggers",
-						RelationGetRelationName(heap)),
-				 errdetail("caio writes its own tables directly, without firing triggers, so it refuses to write a table whose triggers would be skipped."),
-				 errhint("Drop the triggers on \"%s\"; read caio's views, or decode its changes from the WAL, to follow them.",
-						 RelationGetRelationName(heap))));
-	return heap;
-}
+	int			nindexes;
+	Relation   *indexes;
+	IndexInfo **infos;
+	ExprState **predicates;		/* NULL for an index without a predicate */
+	EState	   *estate;			/* for predicates and expressions, or NULL */
+	TupleTableSlot *slot;		/* the new row version */
+};
 
 /* caio's C code writes every NOT NULL column; a slip is a bug, not bad input. */
 static void
@@ -78,82 +69,128 @@ rows_check_not_null(Relation heap, const bool *isnull)
 }
 
 /*
- * An executor state for an index's expressions and predicate, evaluated on
- * the new row version; made only for an index that has them.
+ * caio cannot write a table whose triggers it would skip, nor check a
+ * deferred or exclusion constraint.
  */
-static EState *
-rows_index_estate(EState **estate, TupleTableSlot *slot)
+static void
+rows_check_writable(Relation heap, Relation index, const IndexInfo *info)
 {
-	if (*estate == NULL)
-	{
-		*estate = CreateExecutorState();
-		GetPerTupleExprContext(*estate)->ecxt_scantuple = slot;
-	}
-	return *estate;
+	if (heap->trigdesc != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("caio's table \"%s\" has triggers",
+						RelationGetRelationName(heap)),
+				 errdetail("caio writes its own tables directly, without firing triggers, so it refuses to write a table whose triggers would be skipped."),
+				 errhint("Drop the triggers on \"%s\"; read caio's views, or decode its changes from the WAL, to follow them.",
+						 RelationGetRelationName(heap))));
+	if (index != NULL &&
+		(info->ii_ExclusionOps != NULL || !index->rd_index->indimmediate))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("caio cannot maintain index \"%s\" on its table \"%s\"",
+						RelationGetRelationName(index),
+						RelationGetRelationName(heap)),
+				 errdetail("caio writes its own tables directly, and checks unique keys at once; it does not check exclusion or deferred constraints."),
+				 errhint("Drop the index.")));
 }
 
-/* Whether a new row version belongs in a (maybe partial) index. */
-static bool
-rows_in_index(IndexInfo *info, TupleTableSlot *slot, EState **estate)
+/* The executor state for the indexes' expressions and predicates. */
+static EState *
+rows_estate(CaioRowWriter *writer)
 {
-	EState	   *state;
-
-	if (info->ii_Predicate == NIL)
-		return true;
-	state = rows_index_estate(estate, slot);
-	return ExecQual(ExecPrepareQual(info->ii_Predicate, state),
-					GetPerTupleExprContext(state));
+	if (writer->estate == NULL)
+	{
+		writer->estate = CreateExecutorState();
+		GetPerTupleExprContext(writer->estate)->ecxt_scantuple = writer->slot;
+	}
+	return writer->estate;
 }
 
 /*
- * Enter a new row version into the table's indexes, as ExecInsertIndexTuples
- * does for the kinds of index that caio's tables have (columns, a predicate,
- * unique checks at once).  unchanged says that an update kept every indexed
- * column, which lets a btree delete the older versions' entries bottom-up;
- * summarizing_only, that a HOT update needs only the summarizing indexes.
+ * Open one of caio's tables to write it.  As the executor would, refuse in a
+ * read-only transaction (a standby's too) with the SQLSTATE and message of
+ * the statement the write stands for.
  */
 static void
-rows_index(Relation heap, TupleTableSlot *slot, bool unchanged,
-		   bool summarizing_only)
+rows_open(CaioRowWriter *writer, Oid heap_oid, int ncolumns, const char *command)
 {
-	List	   *index_oids = RelationGetIndexList(heap);
-	EState	   *estate = NULL;
+	List	   *index_oids;
+	int			i = 0;
 	ListCell   *lc;
 
+	PreventCommandIfReadOnly(command);
+	PreventCommandIfParallelMode(command);
+	memset(writer, 0, sizeof(*writer));
+	writer->heap = table_open(heap_oid, RowExclusiveLock);
+	caio_table_check_columns(writer->heap, ncolumns, true);
+	rows_check_writable(writer->heap, NULL, NULL);
+	writer->slot = MakeSingleTupleTableSlot(RelationGetDescr(writer->heap),
+											&TTSOpsVirtual);
+
+	index_oids = RelationGetIndexList(writer->heap);
+	writer->nindexes = list_length(index_oids);
+	writer->indexes = palloc(writer->nindexes * sizeof(Relation));
+	writer->infos = palloc(writer->nindexes * sizeof(IndexInfo *));
+	writer->predicates = palloc0(writer->nindexes * sizeof(ExprState *));
 	foreach(lc, index_oids)
 	{
-		Relation	index = index_open(lfirst_oid(lc), RowExclusiveLock);
-		IndexInfo  *info = BuildIndexInfo(index);
-
-		if (info->ii_ExclusionOps != NULL || !index->rd_index->indimmediate)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("caio cannot maintain index \"%s\" on its table \"%s\"",
-							RelationGetRelationName(index),
-							RelationGetRelationName(heap)),
-					 errdetail("caio writes its own tables directly, and checks unique keys at once; it does not check exclusion or deferred constraints."),
-					 errhint("Drop the index.")));
-		if (info->ii_ReadyForInserts &&
-			(!summarizing_only || CAIO_INDEX_SUMMARIZES(index)) &&
-			rows_in_index(info, slot, &estate))
-		{
-			Datum		values[INDEX_MAX_KEYS];
-			bool		isnull[INDEX_MAX_KEYS];
-
-			FormIndexDatum(info, slot,
-						   info->ii_Expressions != NIL ?
-						   rows_index_estate(&estate, slot) : NULL,
-						   values, isnull);
-			(void) index_insert(index, values, isnull, &slot->tts_tid, heap,
-								index->rd_index->indisunique ?
-								UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
-								unchanged, info);
-		}
-		index_close(index, NoLock);
+		writer->indexes[i] = index_open(lfirst_oid(lc), RowExclusiveLock);
+		writer->infos[i] = BuildIndexInfo(writer->indexes[i]);
+		rows_check_writable(writer->heap, writer->indexes[i], writer->infos[i]);
+		if (writer->infos[i]->ii_Predicate != NIL)
+			writer->predicates[i] = ExecPrepareQual(writer->infos[i]->ii_Predicate,
+													rows_estate(writer));
+		i++;
 	}
-	if (estate != NULL)
-		FreeExecutorState(estate);
 	list_free(index_oids);
+}
+
+static void
+rows_close(CaioRowWriter *writer)
+{
+	for (int i = 0; i < writer->nindexes; i++)
+		index_close(writer->indexes[i], NoLock);
+	if (writer->estate != NULL)
+		FreeExecutorState(writer->estate);
+	ExecDropSingleTupleTableSlot(writer->slot);
+	table_close(writer->heap, NoLock);
+}
+
+/*
+ * Enter the new row version (in writer->slot, just written) into the
+ * table's indexes, as ExecInsertIndexTuples does: each index that is ready,
+ * whose predicate it meets, unique keys checked at once.  unchanged says
+ * that an update kept every indexed column, which lets a btree delete the
+ * older versions' entries bottom-up; summarizing_only, that a HOT update
+ * needs only the summarizing indexes.
+ */
+static void
+rows_index(CaioRowWriter *writer, bool unchanged, bool summarizing_only)
+{
+	TupleTableSlot *slot = writer->slot;
+
+	if (writer->estate != NULL)
+		ResetPerTupleExprContext(writer->estate);
+	for (int i = 0; i < writer->nindexes; i++)
+	{
+		Relation	index = writer->indexes[i];
+		IndexInfo  *info = writer->infos[i];
+		Datum		values[INDEX_MAX_KEYS];
+		bool		isnull[INDEX_MAX_KEYS];
+
+		if (!info->ii_ReadyForInserts ||
+			(summarizing_only && !CAIO_INDEX_SUMMARIZES(index)) ||
+			(writer->predicates[i] != NULL &&
+			 !ExecQual(writer->predicates[i], GetPerTupleExprContext(writer->estate))))
+			continue;
+		FormIndexDatum(info, slot,
+					   info->ii_Expressions != NIL ? rows_estate(writer) : NULL,
+					   values, isnull);
+		(void) index_insert(index, values, isnull, &slot->tts_tid, writer->heap,
+							index->rd_index->indisunique ?
+							UNIQUE_CHECK_YES : UNIQUE_CHECK_NO,
+							unchanged, info);
+	}
 }
 
 /*
@@ -192,23 +229,22 @@ rows_change(TupleTableSlot *old_slot, TupleTableSlot *new_slot,
 	return true;
 }
 
-/* Write new_slot over the version in old_slot; TM_Ok or why not. */
+/* Write the writer's new row over the version in old_slot; TM_Ok or why not. */
 static TM_Result
-rows_write(Relation heap, TupleTableSlot *old_slot, TupleTableSlot *new_slot,
-		   Snapshot snapshot)
+rows_write(CaioRowWriter *writer, TupleTableSlot *old_slot, Snapshot snapshot)
 {
 	TM_FailureData failure;
 	LockTupleMode lockmode;
 	CaioUpdateIndexes update_indexes;
 	TM_Result	result;
 
-	rows_check_not_null(heap, new_slot->tts_isnull);
-	result = table_tuple_update(heap, &old_slot->tts_tid, new_slot,
+	rows_check_not_null(writer->heap, writer->slot->tts_isnull);
+	result = table_tuple_update(writer->heap, &old_slot->tts_tid, writer->slot,
 								GetCurrentCommandId(true), snapshot,
 								InvalidSnapshot, true, &failure, &lockmode,
 								&update_indexes);
 	if (result == TM_Ok && !CAIO_UPDATE_INDEXES_NONE(update_indexes))
-		rows_index(heap, new_slot, true,
+		rows_index(writer, true,
 				   CAIO_UPDATE_INDEXES_SUMMARIZING_ONLY(update_indexes));
 	return result;
 }
@@ -223,13 +259,14 @@ bool
 caio_row_update(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 				int ncolumns, CaioRowChange change, void *arg)
 {
-	Relation	heap = rows_open(heap_oid, ncolumns, "UPDATE");
-	Relation	index = index_open(index_oid, RowExclusiveLock);
-	TupleTableSlot *old_slot = table_slot_create(heap, NULL);
-	TupleTableSlot *new_slot = MakeSingleTupleTableSlot(RelationGetDescr(heap),
-														&TTSOpsVirtual);
+	CaioRowWriter writer;
+	Relation	index;
+	TupleTableSlot *old_slot;
 	bool		updated = false;
 
+	rows_open(&writer, heap_oid, ncolumns, "UPDATE");
+	index = index_open(index_oid, RowExclusiveLock);
+	old_slot = table_slot_create(writer.heap, NULL);
 	for (int i = 0; i < nkeys; i++)
 		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
 	for (;;)
@@ -240,10 +277,10 @@ caio_row_update(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 
 		CommandCounterIncrement();
 		snapshot = RegisterSnapshot(GetLatestSnapshot());
-		if (rows_find(heap, index, keys, nkeys, snapshot, old_slot) &&
-			rows_change(old_slot, new_slot, change, arg))
+		if (rows_find(writer.heap, index, keys, nkeys, snapshot, old_slot) &&
+			rows_change(old_slot, writer.slot, change, arg))
 		{
-			result = rows_write(heap, old_slot, new_slot, snapshot);
+			result = rows_write(&writer, old_slot, snapshot);
 			written = true;
 		}
 		UnregisterSnapshot(snapshot);
@@ -255,34 +292,60 @@ caio_row_update(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 		}
 		if (result != TM_Updated && result != TM_Deleted)
 			elog(ERROR, "caio could not update a row of \"%s\": result %d",
-				 RelationGetRelationName(heap), (int) result);
+				 RelationGetRelationName(writer.heap), (int) result);
 		CHECK_FOR_INTERRUPTS();
 	}
 
-	ExecDropSingleTupleTableSlot(new_slot);
 	ExecDropSingleTupleTableSlot(old_slot);
 	index_close(index, NoLock);
-	table_close(heap, NoLock);
+	rows_close(&writer);
 	return updated;
 }
 
-/* Insert a row into a table of caio's; a duplicate key is 23505, as in SQL. */
+/*
+ * Open a table of caio's to insert a row, with everything its indexes need
+ * prepared, so that caio_row_insert_finish does only the writing.
+ */
+CaioRowWriter *
+caio_row_insert_begin(Oid heap_oid, int ncolumns)
+{
+	CaioRowWriter *writer = palloc(sizeof(CaioRowWriter));
+
+	rows_open(writer, heap_oid, ncolumns, "INSERT");
+	return writer;
+}
+
+/* Insert the row and close the table; a duplicate key is 23505, as in SQL. */
+void
+caio_row_insert_finish(CaioRowWriter *writer, const Datum *values,
+					   const bool *isnull)
+{
+	TupleTableSlot *slot = writer->slot;
+	int			natts = slot->tts_tupleDescriptor->natts;
+
+	rows_check_not_null(writer->heap, isnull);
+	ExecClearTuple(slot);
+	memcpy(slot->tts_values, values, natts * sizeof(Datum));
+	memcpy(slot->tts_isnull, isnull, natts * sizeof(bool));
+	ExecStoreVirtualTuple(slot);
+	table_tuple_insert(writer->heap, slot, GetCurrentCommandId(true), 0, NULL);
+	rows_index(writer, false, false);
+	rows_close(writer);
+	pfree(writer);
+}
+
+/* Close the table without inserting anything. */
+void
+caio_row_insert_cancel(CaioRowWriter *writer)
+{
+	rows_close(writer);
+	pfree(writer);
+}
+
 void
 caio_row_insert(Oid heap_oid, int ncolumns, const Datum *values,
 				const bool *isnull)
 {
-	Relation	heap = rows_open(heap_oid, ncolumns, "INSERT");
-	TupleTableSlot *slot = MakeSingleTupleTableSlot(RelationGetDescr(heap),
-													&TTSOpsVirtual);
-
-	rows_check_not_null(heap, isnull);
-	ExecClearTuple(slot);
-	memcpy(slot->tts_values, values, ncolumns * sizeof(Datum));
-	memcpy(slot->tts_isnull, isnull, ncolumns * sizeof(bool));
-	ExecStoreVirtualTuple(slot);
-	table_tuple_insert(heap, slot, GetCurrentCommandId(true), 0, NULL);
-	rows_index(heap, slot, false, false);
-
-	ExecDropSingleTupleTableSlot(slot);
-	table_close(heap, NoLock);
+	caio_row_insert_finish(caio_row_insert_begin(heap_oid, ncolumns), values,
+						   isnull);
 }

@@ -20,4 +20,12 @@ extern bool caio_row_update(Oid heap_oid, Oid index_oid, ScanKey keys,
 extern void caio_row_insert(Oid heap_oid, int ncolumns, const Datum *values,
 							const bool *isnull);
 
+/* An insert in two steps: all preparation first, then only the write. */
+typedef struct CaioRowWriter CaioRowWriter;
+
+extern CaioRowWriter *caio_row_insert_begin(Oid heap_oid, int ncolumns);
+extern void caio_row_insert_finish(CaioRowWriter *writer, const Datum *values,
+								   const bool *isnull);
+extern void caio_row_insert_cancel(CaioRowWriter *writer);
+
 #endif							/* CAIO_ROWS_H */
