@@ -159,6 +159,10 @@ row   claims_caio claims_plain           "claim 10 of 1M rows"   "SKIP LOCKED"  
 # per-transaction log) to $work/<id>.<clients>.lat, and a line to runs.csv.
 run() {
     local id=$1 c=$2 options=$PGOPTIONS tps
+    case $id in
+        finish_caio)  q -v queue=bench_queue -f test/bench/refill_queue.sql >/dev/null ;;
+        finish_plain) q -v queue=bench_queue_plain -f test/bench/refill_queue.sql >/dev/null ;;
+    esac
     [ "${run_setting[$id]}" = "-" ] || options="$options -c ${run_setting[$id]}"
     rm -f "$work"/log.*
     if ! PGOPTIONS=$options pgbench -n -M prepared -c "$c" -j "$(( c < 2 ? 1 : 2 ))" -T "$seconds" \

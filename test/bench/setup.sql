@@ -30,17 +30,18 @@ CREATE TABLE bench_claims_plain (id int PRIMARY KEY, state text NOT NULL DEFAULT
                                  claim_expires_at timestamptz) WITH (fillfactor = 80);
 INSERT INTO bench_claims_plain (id) SELECT generate_series(1, 1000000);
 CREATE INDEX ON bench_claims_plain (id) WHERE state = 'pending';
--- Claim-and-finish: the cycle a queue runs, on tables of 2,000,000 rows that
--- a run does not use up (the scripts fail when a claim finds fewer than 10).
+-- Claim-and-finish: the cycle a queue runs.  run.sh fills each queue
+-- afresh before each run (refill_queue.sql), with more rows than a run uses
+-- up (the scripts fail when a claim finds fewer than 10).
 CREATE TABLE bench_queue (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending')
     WITH (fillfactor = 80);
-INSERT INTO bench_queue (id) SELECT generate_series(1, 2000000);
+INSERT INTO bench_queue (id) SELECT generate_series(1, 200000);
 SELECT caio_claimable('bench_queue');
 CREATE INDEX ON bench_queue (id) WHERE state = 'pending';
 CREATE TABLE bench_queue_plain (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending',
                                 claim_holder text, claim_token bigint,
                                 claim_expires_at timestamptz) WITH (fillfactor = 80);
-INSERT INTO bench_queue_plain (id) SELECT generate_series(1, 2000000);
+INSERT INTO bench_queue_plain (id) SELECT generate_series(1, 200000);
 CREATE INDEX ON bench_queue_plain (id) WHERE state = 'pending';
 VACUUM ANALYZE bench_claims, bench_claims_plain, bench_queue, bench_queue_plain;
 
