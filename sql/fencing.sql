@@ -208,4 +208,35 @@ INSERT INTO transfers (id, wallet, amount) VALUES (99, '0xsp', 1)
 RETURNING id, fence_token = :sp_token AS under_first_lease;
 ROLLBACK;
 
+-- A lease lookup reads first where it found the resource's row last time.
+-- Once the row is deleted, that place can hold another row or lie past the
+-- table's end (VACUUM truncates it), and after VACUUM FULL it is anywhere:
+-- the fence then looks the resource up through its primary key, and reads
+-- no block past the end.
+CREATE TABLE hint_sends (wallet text PRIMARY KEY, amount int, fence_token bigint);
+SELECT caio_protect('hint_sends', 'fence_token', 'wallet', 'hint:');
+SELECT count(caio_acquire('hint:' || i, 'worker-a', '1 minute')) AS acquired
+  FROM generate_series(1, 400) i;
+SELECT token AS hint_token FROM caio_lease_of('hint:400') \gset
+INSERT INTO hint_sends VALUES ('400', 1, :hint_token);
+UPDATE hint_sends SET amount = 2, fence_token = :hint_token RETURNING amount;
+SELECT (ctid::text::point)[0] AS hint_block FROM caio_lease_state
+ WHERE resource = 'hint:400' \gset
+DELETE FROM caio_lease_state WHERE resource LIKE 'hint:%';
+VACUUM caio_lease_state;
+SELECT pg_relation_size('caio_lease_state') / current_setting('block_size')::int
+       <= :hint_block AS past_the_end;
+\set VERBOSITY terse
+UPDATE hint_sends SET amount = 3, fence_token = :hint_token;
+\echo :LAST_ERROR_SQLSTATE
+SELECT token AS hint_token2 FROM caio_acquire('hint:400', 'worker-b', '1 minute') \gset
+UPDATE hint_sends SET amount = 4, fence_token = :hint_token2 RETURNING amount;
+VACUUM FULL caio_lease_state;
+UPDATE hint_sends SET amount = 5, fence_token = :hint_token2 RETURNING amount;
+UPDATE hint_sends SET amount = 6, fence_token = :hint_token;
+\echo :LAST_ERROR_SQLSTATE
+\set VERBOSITY default
+SELECT amount, fence_token = :hint_token2 AS under_new_token FROM hint_sends;
+DROP TABLE hint_sends;
+
 SELECT caio_clock_reset() IS NOT NULL AS reset;

@@ -8,15 +8,18 @@
 #include "postgres.h"
 
 #include "access/genam.h"
+#include "access/heapam.h"
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/indexing.h"
+#include "catalog/pg_am.h"
 #include "catalog/pg_extension.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "storage/bufmgr.h"
 #include "utils/builtins.h"
 #include "utils/datum.h"
 #include "utils/fmgroids.h"
@@ -277,6 +280,83 @@ caio_table_check_columns(Relation heap, int ncolumns, bool exact)
 }
 
 /*
+ * caio's tables are opened and closed around each read; their locks stay
+ * until the transaction ends, as the executor's do: letting them go and
+ * taking them again for the next row (a fenced UPDATE of many rows) would
+ * cost a lock table round trip each time.
+ */
+static Relation
+read_open(Oid heap_oid, int ncolumns)
+{
+	Relation	heap = table_open(heap_oid, AccessShareLock);
+
+	caio_table_check_columns(heap, ncolumns, false);
+	return heap;
+}
+
+/*
+ * Like caio_spi_run, a read sees the newest committed state and this
+ * transaction's own changes.
+ */
+static Snapshot
+read_snapshot(void)
+{
+	CommandCounterIncrement();
+	return RegisterSnapshot(GetLatestSnapshot());
+}
+
+/*
+ * The index scan of caio_index_scan; place, unless NULL, gets where the last
+ * row handed over was: the heap TID that the index holds for it (where the
+ * row's HOT chain starts) and the buffer its page was in, for
+ * caio_heap_fetch.
+ */
+static bool
+index_scan(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys, int ncolumns,
+		   CaioRowCallback callback, void *arg, CaioRowPlace *place)
+{
+	Relation	heap = read_open(heap_oid, ncolumns);
+	Relation	index = index_open(index_oid, AccessShareLock);
+	TupleTableSlot *slot = table_slot_create(heap, NULL);
+	Snapshot	snapshot;
+	IndexScanDesc scan;
+	ItemPointer tid;
+	bool		found = false;
+
+	for (int i = 0; i < nkeys; i++)
+		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
+
+	snapshot = read_snapshot();
+	scan = caio_index_beginscan(heap, index, snapshot, nkeys, 0);
+	index_rescan(scan, keys, nkeys, NULL, 0);
+	/* index_getnext_slot's loop, keeping the TID before the fetch moves it. */
+	while ((tid = index_getnext_tid(scan, ForwardScanDirection)) != NULL)
+	{
+		ItemPointerData chain = *tid;
+
+		if (!index_fetch_heap(scan, slot))
+			continue;
+		found = true;
+		if (place != NULL)
+		{
+			place->root = chain;
+			place->buffer = TTS_IS_BUFFERTUPLE(slot)
+				? ((BufferHeapTupleTableSlot *) slot)->buffer : InvalidBuffer;
+		}
+		slot_getallattrs(slot);
+		if (!callback(slot, arg))
+			break;
+	}
+
+	index_endscan(scan);
+	UnregisterSnapshot(snapshot);
+	ExecDropSingleTupleTableSlot(slot);
+	index_close(index, NoLock);
+	table_close(heap, NoLock);
+	return found;
+}
+
+/*
  * Hand the rows that an index scan with these keys finds, in the index's
  * order, to a callback until it returns false; false when there was none.
  * Read straight through the index: the hot paths use this instead of SPI.
@@ -288,35 +368,8 @@ bool
 caio_index_scan(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 				int ncolumns, CaioRowCallback callback, void *arg)
 {
-	Relation	heap = table_open(heap_oid, AccessShareLock);
-	Relation	index = index_open(index_oid, AccessShareLock);
-	TupleTableSlot *slot = table_slot_create(heap, NULL);
-	Snapshot	snapshot;
-	IndexScanDesc scan;
-	bool		found = false;
-
-	caio_table_check_columns(heap, ncolumns, false);
-	for (int i = 0; i < nkeys; i++)
-		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
-
-	CommandCounterIncrement();
-	snapshot = RegisterSnapshot(GetLatestSnapshot());
-	scan = caio_index_beginscan(heap, index, snapshot, nkeys, 0);
-	index_rescan(scan, keys, nkeys, NULL, 0);
-	while (index_getnext_slot(scan, ForwardScanDirection, slot))
-	{
-		found = true;
-		slot_getallattrs(slot);
-		if (!callback(slot, arg))
-			break;
-	}
-
-	index_endscan(scan);
-	UnregisterSnapshot(snapshot);
-	ExecDropSingleTupleTableSlot(slot);
-	index_close(index, AccessShareLock);
-	table_close(heap, AccessShareLock);
-	return found;
+	return index_scan(heap_oid, index_oid, keys, nkeys, ncolumns, callback,
+					  arg, NULL);
 }
 
 typedef struct RowCopy
@@ -350,10 +403,82 @@ bool
 caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 				 Datum *values, bool *isnull, int ncolumns)
 {
+	return caio_index_first_at(heap_oid, index_oid, keys, nkeys, values,
+							   isnull, ncolumns, NULL);
+}
+
+/* caio_index_first, and where the row was, for caio_heap_fetch. */
+bool
+caio_index_first_at(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
+					Datum *values, bool *isnull, int ncolumns, CaioRowPlace *place)
+{
 	RowCopy		copy;
 
 	copy.values = values;
 	copy.isnull = isnull;
-	return caio_index_scan(heap_oid, index_oid, keys, nkeys, ncolumns,
-						   row_copy, &copy);
+	return index_scan(heap_oid, index_oid, keys, nkeys, ncolumns, row_copy,
+					  &copy, place);
+}
+
+#if PG_VERSION_NUM >= 160000
+#define CAIO_REL_LOCATOR(rel)	((rel)->rd_locator)
+#else
+#define CAIO_REL_LOCATOR(rel)	((rel)->rd_node)
+#endif
+
+/* A heap tuple's columns, copied out of its buffer. */
+static void
+tuple_copy(HeapTuple tuple, TupleDesc desc, Datum *values, bool *isnull)
+{
+	heap_deform_tuple(tuple, desc, values, isnull);
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+		if (!isnull[i])
+			values[i] = datumCopy(values[i], attr->attbyval, attr->attlen);
+	}
+}
+
+/*
+ * The version of a row that caio_index_first would find, read from the HOT
+ * chain at the place that caio_index_first_at gave for it, without the
+ * index descent; its columns are copied as caio_index_first copies them.
+ * Only while the page is still in the same shared buffer: then the block
+ * still exists (a truncation or a rewrite drops its buffers), which a block
+ * number alone cannot tell without asking the kernel for the file's size.
+ * False when it is not there, or the chain has no version this transaction
+ * can see.  Any row can be found there (the line pointer may have been
+ * reused): the caller checks that it is the one it looks for, and looks it
+ * up through the index otherwise.  When it is, it is the newest committed
+ * version, as the index would have given: a snapshot sees one version of a
+ * row at most, and the row's key is unique.
+ */
+bool
+caio_heap_fetch(Oid heap_oid, const CaioRowPlace *place, Datum *values,
+				bool *isnull, int ncolumns)
+{
+	Relation	heap = read_open(heap_oid, ncolumns);
+	ItemPointerData tid = place->root;
+	HeapTupleData tuple;
+	bool		all_dead;
+	bool		found = false;
+
+	if (heap->rd_rel->relam == HEAP_TABLE_AM_OID && BufferIsValid(place->buffer) &&
+		ReadRecentBuffer(CAIO_REL_LOCATOR(heap), MAIN_FORKNUM,
+						 ItemPointerGetBlockNumber(&tid), place->buffer))
+	{
+		Snapshot	snapshot = read_snapshot();
+
+		LockBuffer(place->buffer, BUFFER_LOCK_SHARE);
+		found = heap_hot_search_buffer(&tid, heap, place->buffer, snapshot, &tuple,
+									   &all_dead, true);
+		if (found)
+			tuple_copy(&tuple, RelationGetDescr(heap), values, isnull);
+		LockBuffer(place->buffer, BUFFER_LOCK_UNLOCK);
+		ReleaseBuffer(place->buffer);
+		UnregisterSnapshot(snapshot);
+	}
+	table_close(heap, NoLock);
+	return found;
 }

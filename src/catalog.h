@@ -9,6 +9,8 @@
 
 #include "access/skey.h"
 #include "executor/spi.h"
+#include "storage/buf.h"
+#include "storage/itemptr.h"
 #include "utils/relcache.h"
 
 /* Reloaded after any invalidation of one of these relations. */
@@ -113,5 +115,18 @@ extern bool caio_index_scan(Oid heap_oid, Oid index_oid, ScanKey keys,
 extern bool caio_index_first(Oid heap_oid, Oid index_oid, ScanKey keys,
 							 int nkeys, Datum *values, bool *isnull,
 							 int ncolumns);
+
+/* Where caio_index_first_at found a row, for caio_heap_fetch. */
+typedef struct CaioRowPlace
+{
+	ItemPointerData root;		/* the TID in the index: the HOT chain's start */
+	Buffer		buffer;			/* the shared buffer that held its page */
+} CaioRowPlace;
+
+extern bool caio_index_first_at(Oid heap_oid, Oid index_oid, ScanKey keys,
+								int nkeys, Datum *values, bool *isnull,
+								int ncolumns, CaioRowPlace *place);
+extern bool caio_heap_fetch(Oid heap_oid, const CaioRowPlace *place,
+							Datum *values, bool *isnull, int ncolumns);
 
 #endif							/* CAIO_CATALOG_H */

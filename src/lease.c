@@ -19,6 +19,7 @@
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
+#include "utils/hsearch.h"
 #include "utils/memutils.h"
 
 #include "caio.h"
@@ -110,22 +111,90 @@ caio_lease_to_datum(FunctionCallInfo fcinfo, const CaioLease *lease)
 }
 
 /*
+ * Where each resource's row was found last (its HOT chain, and the shared
+ * buffer its page was in), by the hash of its name: while the page stays in
+ * that buffer, the next lookup reads the chain there instead of descending
+ * the index, which was most of a fenced write's own cost.  Only a hint: a
+ * row found there is taken only if it is the resource's, so a stale entry or
+ * two resources with one hash cost an index lookup, never a wrong answer.
+ * Per session, bounded: emptied when full.
+ */
+typedef struct LeaseHint
+{
+	uint64		key;			/* caio_resource_key of the resource */
+	CaioRowPlace place;
+} LeaseHint;
+
+#define LEASE_HINTS_MAX 8192
+
+static HTAB *lease_hints = NULL;
+
+static LeaseHint *
+lease_hint(uint64 key, HASHACTION action)
+{
+	if (lease_hints == NULL || hash_get_num_entries(lease_hints) >= LEASE_HINTS_MAX)
+	{
+		HASHCTL		ctl = {.keysize = sizeof(uint64),.entrysize = sizeof(LeaseHint)};
+
+		if (lease_hints != NULL)
+			hash_destroy(lease_hints);
+		lease_hints = hash_create("caio lease hints", 256, &ctl,
+								  HASH_ELEM | HASH_BLOBS);
+	}
+	return hash_search(lease_hints, &key, action, NULL);
+}
+
+/* Whether a row of caio_lease_state, as read, is this resource's. */
+static bool
+row_is_of(const Datum *values, const char *resource)
+{
+	text	   *t = DatumGetTextPP(values[Anum_caio_lease_state_resource - 1]);
+	size_t		len = strlen(resource);
+
+	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), resource, len) == 0;
+}
+
+/* The row of a resource, from its hint or else its primary key. */
+static bool
+lease_stored_row(const char *resource, Datum *values, bool *isnull)
+{
+	const CaioCatalog *cat = caio_catalog();
+	uint64		key = caio_resource_key(resource);
+	LeaseHint  *hint = lease_hint(key, HASH_FIND);
+	ScanKeyData scankey;
+	CaioRowPlace place;
+
+	if (hint != NULL &&
+		caio_heap_fetch(cat->lease_state, &hint->place, values, isnull,
+						Natts_caio_lease_state) &&
+		row_is_of(values, resource))
+		return true;
+
+	ScanKeyInit(&scankey, 1, BTEqualStrategyNumber, F_TEXTEQ,
+				CStringGetTextDatum(resource));
+	if (!caio_index_first_at(cat->lease_state, cat->lease_state_pkey, &scankey, 1,
+							 values, isnull, Natts_caio_lease_state, &place))
+	{
+		if (hint != NULL)
+			(void) lease_hint(key, HASH_REMOVE);
+		return false;
+	}
+	lease_hint(key, HASH_ENTER)->place = place;
+	return true;
+}
+
+/*
  * Read a resource's row into *lease; false when it has none.  This is the
- * hot path of every acquire and fenced write, so it reads the primary key
+ * hot path of every acquire and fenced write, so it reads the table
  * directly rather than through SPI.
  */
 bool
 caio_lease_lookup(const char *resource, CaioLease *lease)
 {
-	const CaioCatalog *cat = caio_catalog();
 	Datum		values[Natts_caio_lease_state];
 	bool		isnull[Natts_caio_lease_state];
-	ScanKeyData key;
 
-	ScanKeyInit(&key, 1, BTEqualStrategyNumber, F_TEXTEQ,
-				CStringGetTextDatum(resource));
-	if (!caio_index_first(cat->lease_state, cat->lease_state_pkey, &key, 1,
-						  values, isnull, Natts_caio_lease_state))
+	if (!lease_stored_row(resource, values, isnull))
 		return false;
 
 	lease->resource = (char *) resource;
