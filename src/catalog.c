@@ -420,12 +420,6 @@ caio_index_first_at(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 					  &copy, place);
 }
 
-#if PG_VERSION_NUM >= 160000
-#define CAIO_REL_LOCATOR(rel)	((rel)->rd_locator)
-#else
-#define CAIO_REL_LOCATOR(rel)	((rel)->rd_node)
-#endif
-
 /* A heap tuple's columns, copied out of its buffer. */
 static void
 tuple_copy(HeapTuple tuple, TupleDesc desc, Datum *values, bool *isnull)

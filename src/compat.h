@@ -114,4 +114,11 @@ typedef bool CaioUpdateIndexes;
 #define CAIO_INDEX_SUMMARIZES(index)	((void) (index), false)
 #endif
 
+/* PostgreSQL 16 renamed a relation's file node to its file locator. */
+#if PG_VERSION_NUM >= 160000
+#define CAIO_REL_LOCATOR(rel)	((rel)->rd_locator)
+#else
+#define CAIO_REL_LOCATOR(rel)	((rel)->rd_node)
+#endif
+
 #endif							/* CAIO_COMPAT_H */
