@@ -464,6 +464,8 @@ caio_heap_fetch(Oid heap_oid, const CaioRowPlace *place, Datum *values,
 	{
 		Snapshot	snapshot = read_snapshot();
 
+		/* As an index fetch does: dead versions left by renewals go early. */
+		heap_page_prune_opt(heap, place->buffer);
 		LockBuffer(place->buffer, BUFFER_LOCK_SHARE);
 		found = heap_hot_search_buffer(&tid, heap, place->buffer, snapshot, &tuple,
 									   &all_dead, true);
