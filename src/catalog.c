@@ -295,14 +295,33 @@ read_open(Oid heap_oid, int ncolumns)
 }
 
 /*
- * Like caio_spi_run, a read sees the newest committed state and this
- * transaction's own changes.
+ * Like caio_spi_run, caio's reads (and the reads before its writes) see the
+ * newest committed state and this transaction's own changes.  The caller
+ * unregisters the snapshot.
  */
-static Snapshot
-read_snapshot(void)
+Snapshot
+caio_read_snapshot(void)
 {
 	CommandCounterIncrement();
 	return RegisterSnapshot(GetLatestSnapshot());
+}
+
+/* Scan keys on an index compare under the index's collations. */
+void
+caio_index_keys_collate(Relation index, ScanKey keys, int nkeys)
+{
+	for (int i = 0; i < nkeys; i++)
+		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
+}
+
+/* Whether a text datum holds exactly these bytes. */
+bool
+caio_text_is(Datum value, const char *cstring)
+{
+	text	   *t = DatumGetTextPP(value);
+	size_t		len = strlen(cstring);
+
+	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), cstring, len) == 0;
 }
 
 /*
@@ -323,10 +342,8 @@ index_scan(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys, int ncolumns,
 	ItemPointer tid;
 	bool		found = false;
 
-	for (int i = 0; i < nkeys; i++)
-		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
-
-	snapshot = read_snapshot();
+	caio_index_keys_collate(index, keys, nkeys);
+	snapshot = caio_read_snapshot();
 	scan = caio_index_beginscan(heap, index, snapshot, nkeys, 0);
 	index_rescan(scan, keys, nkeys, NULL, 0);
 	/* index_getnext_slot's loop, keeping the TID before the fetch moves it. */
@@ -372,6 +389,19 @@ caio_index_scan(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 					  arg, NULL);
 }
 
+/* Deformed columns that point into a buffer, copied into our memory. */
+static void
+datums_copy(TupleDesc desc, Datum *values, const bool *isnull)
+{
+	for (int i = 0; i < desc->natts; i++)
+	{
+		Form_pg_attribute attr = TupleDescAttr(desc, i);
+
+		values[i] = isnull[i] ? (Datum) 0 :
+			datumCopy(values[i], attr->attbyval, attr->attlen);
+	}
+}
+
 typedef struct RowCopy
 {
 	Datum	   *values;
@@ -384,14 +414,9 @@ row_copy(TupleTableSlot *slot, void *arg)
 	RowCopy    *copy = (RowCopy *) arg;
 	TupleDesc	desc = slot->tts_tupleDescriptor;
 
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(desc, i);
-
-		copy->isnull[i] = slot->tts_isnull[i];
-		copy->values[i] = copy->isnull[i] ? (Datum) 0 :
-			datumCopy(slot->tts_values[i], attr->attbyval, attr->attlen);
-	}
+	memcpy(copy->values, slot->tts_values, desc->natts * sizeof(Datum));
+	memcpy(copy->isnull, slot->tts_isnull, desc->natts * sizeof(bool));
+	datums_copy(desc, copy->values, copy->isnull);
 	return false;
 }
 
@@ -425,13 +450,7 @@ static void
 tuple_copy(HeapTuple tuple, TupleDesc desc, Datum *values, bool *isnull)
 {
 	heap_deform_tuple(tuple, desc, values, isnull);
-	for (int i = 0; i < desc->natts; i++)
-	{
-		Form_pg_attribute attr = TupleDescAttr(desc, i);
-
-		if (!isnull[i])
-			values[i] = datumCopy(values[i], attr->attbyval, attr->attlen);
-	}
+	datums_copy(desc, values, isnull);
 }
 
 /*
@@ -462,7 +481,7 @@ caio_heap_fetch(Oid heap_oid, const CaioRowPlace *place, Datum *values,
 		ReadRecentBuffer(CAIO_REL_LOCATOR(heap), MAIN_FORKNUM,
 						 ItemPointerGetBlockNumber(&tid), place->buffer))
 	{
-		Snapshot	snapshot = read_snapshot();
+		Snapshot	snapshot = caio_read_snapshot();
 
 		/* As an index fetch does: dead versions left by renewals go early. */
 		heap_page_prune_opt(heap, place->buffer);

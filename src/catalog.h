@@ -12,6 +12,7 @@
 #include "storage/buf.h"
 #include "storage/itemptr.h"
 #include "utils/relcache.h"
+#include "utils/snapshot.h"
 
 /* Reloaded after any invalidation of one of these relations. */
 typedef struct CaioCatalog
@@ -105,6 +106,9 @@ extern uint64 caio_spi_run(CaioPlan *plan, Datum *values, const char *nulls,
 extern Datum caio_spi_value(int row, int column, bool *isnull);
 
 extern void caio_table_check_columns(Relation heap, int ncolumns, bool exact);
+extern Snapshot caio_read_snapshot(void);
+extern void caio_index_keys_collate(Relation index, ScanKey keys, int nkeys);
+extern bool caio_text_is(Datum value, const char *cstring);
 
 /* Called for each row of an index scan; returns whether to go on. */
 typedef bool (*CaioRowCallback) (struct TupleTableSlot *slot, void *arg);

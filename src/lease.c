@@ -144,14 +144,12 @@ lease_hint(uint64 key, HASHACTION action)
 	return hash_search(lease_hints, &key, action, NULL);
 }
 
-/* Whether a row of caio_lease_state, as read, is this resource's. */
-static bool
-row_is_of(const Datum *values, const char *resource)
+/* The primary-key search for a resource's row. */
+static void
+lease_key(const char *resource, ScanKeyData *key)
 {
-	text	   *t = DatumGetTextPP(values[Anum_caio_lease_state_resource - 1]);
-	size_t		len = strlen(resource);
-
-	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), resource, len) == 0;
+	ScanKeyInit(key, Anum_caio_lease_state_resource, BTEqualStrategyNumber,
+				F_TEXTEQ, CStringGetTextDatum(resource));
 }
 
 /* The row of a resource, from its hint or else its primary key. */
@@ -167,11 +165,10 @@ lease_stored_row(const char *resource, Datum *values, bool *isnull)
 	if (hint != NULL &&
 		caio_heap_fetch(cat->lease_state, &hint->place, values, isnull,
 						Natts_caio_lease_state) &&
-		row_is_of(values, resource))
+		caio_text_is(values[Anum_caio_lease_state_resource - 1], resource))
 		return true;
 
-	ScanKeyInit(&scankey, 1, BTEqualStrategyNumber, F_TEXTEQ,
-				CStringGetTextDatum(resource));
+	lease_key(resource, &scankey);
 	if (!caio_index_first_at(cat->lease_state, cat->lease_state_pkey, &scankey, 1,
 							 values, isnull, Natts_caio_lease_state, &place))
 	{
@@ -333,13 +330,6 @@ lease_row(const CaioLease *lease, Datum *values, bool *isnull)
 	isnull[Anum_caio_lease_state_released_at - 1] = true;
 }
 
-static void
-lease_key(const char *resource, ScanKeyData *key)
-{
-	ScanKeyInit(key, Anum_caio_lease_state_resource, BTEqualStrategyNumber,
-				F_TEXTEQ, CStringGetTextDatum(resource));
-}
-
 /* Change a resource's row, under its lock; false when it has none or change declines. */
 static bool
 lease_row_update(const char *resource, CaioRowChange change, void *arg)
@@ -350,6 +340,18 @@ lease_row_update(const char *resource, CaioRowChange change, void *arg)
 	lease_key(resource, &key);
 	return caio_row_update(cat->lease_state, cat->lease_state_pkey, &key, 1,
 						   Natts_caio_lease_state, change, arg);
+}
+
+/*
+ * The same, for a row read under the resource's lock held alone: it cannot
+ * have gone meanwhile.
+ */
+static void
+lease_row_replace(const char *resource, CaioRowChange change, void *arg)
+{
+	if (!lease_row_update(resource, change, arg))
+		elog(ERROR, "caio: the lease row of \"%s\" vanished under its lock",
+			 resource);
 }
 
 /* A takeover: the new lease's values replace the row's. */
@@ -394,9 +396,8 @@ lease_grant(const AcquireRequest *req, bool takeover, TimestampTz now,
 		caio_row_insert(caio_catalog()->lease_state, Natts_caio_lease_state,
 						values, isnull);
 	}
-	else if (!lease_row_update(lease->resource, lease_change_to, lease))
-		elog(ERROR, "caio: the lease row of \"%s\" vanished under its lock",
-			 lease->resource);
+	else
+		lease_row_replace(lease->resource, lease_change_to, lease);
 }
 
 /* Whether a live lease belongs to someone other than the requester. */
@@ -446,9 +447,7 @@ lease_try_acquire(const AcquireRequest *req, bool retry, CaioLease *lease,
 	if (found && lease_is_live(lease, now))
 	{
 		/* The same holder asking again: a retry after a lost reply. */
-		if (!lease_row_update(req->resource, lease_change_expiry, &expires_at))
-			elog(ERROR, "caio: the lease row of \"%s\" vanished under its lock",
-				 req->resource);
+		lease_row_replace(req->resource, lease_change_expiry, &expires_at);
 		caio_count(CAIO_LEASES_RENEWED, 1);
 		lease->resource = req->resource;
 		lease->holder = req->holder;
@@ -618,8 +617,8 @@ lease_change_held(Datum *values, bool *isnull, void *arg)
 
 	if (!isnull[Anum_caio_lease_state_released_at - 1] ||
 		DatumGetInt64(values[Anum_caio_lease_state_token - 1]) != change->lease->token ||
-		strcmp(TextDatumGetCString(values[Anum_caio_lease_state_holder - 1]),
-			   change->lease->holder) != 0)
+		!caio_text_is(values[Anum_caio_lease_state_holder - 1],
+					  change->lease->holder))
 		return false;
 	if (change->renew &&
 		DatumGetTimestampTz(values[Anum_caio_lease_state_expires_at - 1]) <= change->now)

@@ -414,15 +414,6 @@ released_lowest(const Wallet *wallet, int64 from, int64 below, int64 *nonce)
 		*nonce < below && strcmp(state, "released") == 0;
 }
 
-static bool
-text_is(Datum value, const char *cstring)
-{
-	text	   *t = DatumGetTextPP(value);
-	size_t		len = strlen(cstring);
-
-	return VARSIZE_ANY_EXHDR(t) == len && memcmp(VARDATA_ANY(t), cstring, len) == 0;
-}
-
 /* The next nonce of a walk up the wallet's reservations, as long as it runs. */
 static bool
 free_nonce_step(TupleTableSlot *slot, void *arg)
@@ -430,7 +421,7 @@ free_nonce_step(TupleTableSlot *slot, void *arg)
 	int64	   *next = (int64 *) arg;
 
 	if (DatumGetInt64(slot->tts_values[Anum_caio_nonce_reservation_nonce - 1]) != *next ||
-		text_is(slot->tts_values[Anum_caio_nonce_reservation_state - 1], "released"))
+		caio_text_is(slot->tts_values[Anum_caio_nonce_reservation_state - 1], "released"))
 		return false;
 	(*next)++;
 	CHECK_FOR_INTERRUPTS();
@@ -592,10 +583,11 @@ wallet_change_bump(Datum *values, bool *isnull, void *arg)
 }
 
 /*
- * What claim_next_plan does, without SPI: the hot path.  Bump the counter
- * (waiting for the reservers ahead of us on the wallet's row, then reading
- * it again), and insert the reservation at the nonce it was at.  False, and
- * nothing written, when the counter is past the last nonce.
+ * What claim_next_over_plan does when no row is in the way, without SPI:
+ * the hot path.  Bump the counter (waiting for the reservers ahead of us on
+ * the wallet's row, then reading it again), and insert the reservation at
+ * the nonce it was at.  False, and nothing written, when the counter is past
+ * the last nonce.
  */
 static bool
 reserve_fresh(const ReserveRequest *req, int64 *nonce)

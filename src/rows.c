@@ -156,6 +156,18 @@ rows_close(CaioRowWriter *writer)
 	table_close(writer->heap, NoLock);
 }
 
+/* One of the table's indexes, as the writer opened it, to search it. */
+static Relation
+rows_index_of(const CaioRowWriter *writer, Oid index_oid)
+{
+	for (int i = 0; i < writer->nindexes; i++)
+		if (RelationGetRelid(writer->indexes[i]) == index_oid)
+			return writer->indexes[i];
+	elog(ERROR, "caio: index %u is not an index of \"%s\"", index_oid,
+		 RelationGetRelationName(writer->heap));
+	return NULL;
+}
+
 /*
  * Enter the new row version (in writer->slot, just written) into the
  * table's indexes, as ExecInsertIndexTuples does: each index that is ready,
@@ -265,18 +277,15 @@ caio_row_update(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 	bool		updated = false;
 
 	rows_open(&writer, heap_oid, ncolumns, "UPDATE");
-	index = index_open(index_oid, RowExclusiveLock);
+	index = rows_index_of(&writer, index_oid);
 	old_slot = table_slot_create(writer.heap, NULL);
-	for (int i = 0; i < nkeys; i++)
-		keys[i].sk_collation = index->rd_indcollation[keys[i].sk_attno - 1];
+	caio_index_keys_collate(index, keys, nkeys);
 	for (;;)
 	{
-		Snapshot	snapshot;
+		Snapshot	snapshot = caio_read_snapshot();
 		bool		written = false;
 		TM_Result	result = TM_Ok;
 
-		CommandCounterIncrement();
-		snapshot = RegisterSnapshot(GetLatestSnapshot());
 		if (rows_find(writer.heap, index, keys, nkeys, snapshot, old_slot) &&
 			rows_change(old_slot, writer.slot, change, arg))
 		{
@@ -297,7 +306,6 @@ caio_row_update(Oid heap_oid, Oid index_oid, ScanKey keys, int nkeys,
 	}
 
 	ExecDropSingleTupleTableSlot(old_slot);
-	index_close(index, NoLock);
 	rows_close(&writer);
 	return updated;
 }
