@@ -568,15 +568,44 @@ reserve_counter(const ReserveRequest *req)
 					  false) > 0;
 }
 
-/* Move the wallet's counter up by one, unless past the last nonce. */
-static bool
-wallet_change_bump(Datum *values, bool *isnull, void *arg)
+/* What wallet_take_counter needs, and the nonce it took. */
+typedef struct CounterTake
 {
+	const Wallet *wallet;
+	bool		checked;		/* nothing stands in the counter's way */
+	int64		nonce;
+} CounterTake;
+
+/*
+ * Move the wallet's counter up by one and keep the nonce it was at; false,
+ * leaving the row alone, when past the last nonce, or (checked once, on the
+ * row as first read) when a handed-back nonce below the counter comes first
+ * or a row sits at or above it.  A newer version of the row, read after
+ * waiting for the reservers ahead of us, needs no second look: they only
+ * move the counter up and leave rows below it, and no sync can move it down
+ * while we share the wallet's lock.
+ */
+static bool
+wallet_take_counter(Datum *values, bool *isnull, void *arg)
+{
+	CounterTake *take = (CounterTake *) arg;
+	int64		chain_count = DatumGetInt64(values[Anum_caio_nonce_wallet_chain_count - 1]);
 	int64		next = DatumGetInt64(values[Anum_caio_nonce_wallet_next_nonce - 1]);
 
 	if (next > NONCE_MAX)
 		return false;
-	*(int64 *) arg = next;
+	if (!take->checked)
+	{
+		int64		nonce;
+		char	   *state;
+
+		if (released_lowest(take->wallet, chain_count, next, &nonce) ||
+			reservation_from(take->wallet, caio_catalog()->nonce_reservation_pkey,
+							 next, &nonce, &state))
+			return false;
+		take->checked = true;
+	}
+	take->nonce = next;
 	values[Anum_caio_nonce_wallet_next_nonce - 1] = Int64GetDatum(next + 1);
 	isnull[Anum_caio_nonce_wallet_next_nonce - 1] = false;
 	return true;
@@ -586,28 +615,32 @@ wallet_change_bump(Datum *values, bool *isnull, void *arg)
  * What claim_next_over_plan does when no row is in the way, without SPI:
  * the hot path.  Bump the counter (waiting for the reservers ahead of us on
  * the wallet's row, then reading it again), and insert the reservation at
- * the nonce it was at.  False, and nothing written, when the counter is past
+ * the nonce it was at.  Unless checked, first make sure that nothing is in
+ * the way (wallet_take_counter).  False, and nothing written, when the
+ * wallet has no row yet, something is in the way, or the counter is past
  * the last nonce.
  */
 static bool
-reserve_fresh(const ReserveRequest *req, int64 *nonce)
+reserve_fresh(const ReserveRequest *req, bool checked, int64 *nonce)
 {
 	const CaioCatalog *cat = caio_catalog();
 	ScanKeyData keys[2];
 	Datum		values[Natts_caio_nonce_reservation] = {0};
 	bool		isnull[Natts_caio_nonce_reservation];
 	CaioRowWriter *reservation;
+	CounterTake take = {&req->wallet, checked, 0};
 
 	/* Everything but the write is done before the wallet's row is ours. */
 	reservation = caio_row_insert_begin(cat->nonce_reservation,
 										Natts_caio_nonce_reservation);
 	wallet_keys(&req->wallet, keys);
 	if (!caio_row_update(cat->nonce_wallet, cat->nonce_wallet_pkey, keys, 2,
-						 Natts_caio_nonce_wallet, wallet_change_bump, nonce))
+						 Natts_caio_nonce_wallet, wallet_take_counter, &take))
 	{
 		caio_row_insert_cancel(reservation);
 		return false;
 	}
+	*nonce = take.nonce;
 
 	memset(isnull, true, sizeof(isnull));
 #define SET(column, value) \
@@ -657,7 +690,7 @@ reserve_next(const ReserveRequest *req, int64 next_nonce)
 	if (!reservation_from(wallet, caio_catalog()->nonce_reservation_pkey,
 						  next_nonce, &nonce, &state))
 	{
-		if (reserve_fresh(req, &nonce))
+		if (reserve_fresh(req, true, &nonce))
 			return nonce;
 	}
 	else if (reserve_counter(req))
@@ -695,20 +728,25 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 	}
 
 	nonce_commit_durably();
-	caio_spi_begin(&spi);
 	wallet_lock(&req.wallet, false);
 	req.now = caio_clock_now(NULL);
 
 	/*
-	 * The lowest nonce handed back, unless another transaction holds its row
-	 * (it is taking it, or handing it back): then the next nonce, rather than
-	 * wait for that transaction while holding the wallet row it may need.
+	 * The counter's nonce when nothing is in its way, without SPI.
+	 * Otherwise the lowest nonce handed back, unless another transaction
+	 * holds its row (it is taking it, or handing it back): then the next
+	 * nonce, rather than wait for that transaction while holding the wallet
+	 * row it may need.
 	 */
-	wallet_read(&req.wallet, &chain_count, &next_nonce);
-	if (!released_lowest(&req.wallet, chain_count, next_nonce, &nonce) ||
-		!reserve_released(&req, nonce))
-		nonce = reserve_next(&req, next_nonce);
-	caio_spi_end(&spi);
+	if (!reserve_fresh(&req, false, &nonce))
+	{
+		caio_spi_begin(&spi);
+		wallet_read(&req.wallet, &chain_count, &next_nonce);
+		if (!released_lowest(&req.wallet, chain_count, next_nonce, &nonce) ||
+			!reserve_released(&req, nonce))
+			nonce = reserve_next(&req, next_nonce);
+		caio_spi_end(&spi);
+	}
 
 	caio_count(CAIO_NONCES_RESERVED, 1);
 	PG_RETURN_INT64(nonce);
