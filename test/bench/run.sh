@@ -9,7 +9,9 @@
 # pgbench uses prepared statements (-M prepared), as application drivers do.
 # Within a round the runs of a workload alternate (baseline, caio, other
 # baseline), so that they meet the same machine; each row shows the medians
-# of BENCH_ROUNDS rounds, and the p99 of every transaction of those rounds.
+# of BENCH_ROUNDS rounds, the median of the rounds' ratios (caio's ops/s over
+# its baseline's in the same round), and the p99 of every transaction of
+# those rounds.
 # Then the health under churn: a sustained run of acquire/release cycles and
 # nonce reservations in a database of its own, with the sizes, HOT share
 # and autovacuum counts of caio's tables before and after, and a verdict per
@@ -99,7 +101,7 @@ settings=(synchronous_commit shared_buffers max_connections fsync full_page_writ
                                               FROM unnest(string_to_array('${settings[*]}', ' '))
                                                    WITH ORDINALITY AS t(s, o)"); the rest default"
     echo "runs:        $seconds s per run, $rounds round(s), clients: $clients; pgbench -M prepared," \
-         "-j 2 from 2 clients; medians of the rounds; p99 over every transaction of the rounds"
+         "-j 2 from 2 clients; medians of the rounds, and of the rounds' ratios; p99 over every transaction of the rounds"
     echo "churn:       $churn acquire/release cycles beside $churn nonce reservations, 8 clients each"
 } > "$out/machine.txt"
 say "== caio benchmark (set-up in the cluster: $(( $(date +%s) - setup_started )) s)"
@@ -221,7 +223,12 @@ for g in "${!groups[@]}"; do
             [ "$rg" = "$g" ] || continue
             a=$(median <"$work/$caio.$c.ops"); b=$(median <"$work/$base.$c.ops")
             pa=$(p99 "$work/$caio.$c.lat"); pb=$(p99 "$work/$base.$c.lat")
-            ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.2f", a / b }')
+            # The rounds' ratios, each of caio beside its baseline in the same
+            # round, and their median: the machine drifts between rounds (a
+            # round's ops/s moves by half here), which a ratio of the two
+            # medians, taken from different rounds, would carry.
+            ratio=$(paste -d ' ' "$work/$caio.$c.ops" "$work/$base.$c.ops" \
+                    | awk '{ print $1 / $2 }' | median | awk '{ printf "%.2f", $1 }')
             met=$(verdict "$ratio" "$target" "$pa" "$pb")
             # shellcheck disable=SC2059
             printf "$format" "$workload" "$baseline" "$c" "$(printf %.0f "$a")" "$(printf %.0f "$b")" \
