@@ -581,9 +581,11 @@ typedef struct CounterTake
  * leaving the row alone, when past the last nonce, or (checked once, on the
  * row as first read) when a handed-back nonce below the counter comes first
  * or a row sits at or above it.  A newer version of the row, read after
- * waiting for the reservers ahead of us, needs no second look: they only
- * move the counter up and leave rows below it, and no sync can move it down
- * while we share the wallet's lock.
+ * waiting for the reservers ahead of us, needs no second look for rows at
+ * or above the counter: they only move it up and leave rows below it, and
+ * no sync can run while we hold the wallet's lock (shared, or alone under
+ * REPEATABLE READ).  A nonce handed back while we waited is passed over, as
+ * it was when these looks ran before the wait: the next reservation takes it.
  */
 static bool
 wallet_take_counter(Datum *values, bool *isnull, void *arg)

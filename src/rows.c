@@ -20,7 +20,8 @@
  * method, for the transaction that made it, then reads the row again and
  * decides again: what an UPDATE does under READ COMMITTED, at every
  * isolation level, since caio's tables are read at their newest whatever
- * the caller's isolation.
+ * the caller's isolation.  (What the change callback looks at again is the
+ * callback's own choice: see nonce.c's wallet_take_counter.)
  */
 #include "postgres.h"
 
