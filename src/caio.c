@@ -14,7 +14,7 @@
 #include "nonce.h"
 #include "refusal.h"
 #include "resource_lock.h"
-#include "stats.h"
+#include "shared.h"
 
 CAIO_MODULE_MAGIC;
 
@@ -28,6 +28,6 @@ _PG_init(void)
 	caio_fencing_init();
 	caio_nonce_init();
 	caio_refusal_init();
-	caio_stats_init();
+	caio_shared_init();
 	MarkGUCPrefixReserved("caio");
 }

@@ -2,13 +2,12 @@
  * stats.c
  *		What caio did, counted in shared memory (refusal.c logs what it refused).
  *
- * The counters need shared memory, which an extension gets only when it is
- * in shared_preload_libraries.  Without it every count is a no-op and the
- * caio_stats view says why it has nothing to show; everything else works.
- * Counters are kept per database (caio is installed per database) in a
- * fixed number of slots; a slot whose database was dropped is reused.  A
- * count is made when caio decides, whether or not the transaction commits:
- * a refusal is an error, and the error rolls the transaction back.
+ * The counters live in this database's slot of caio's shared memory
+ * (shared.c), which exists only when caio is in shared_preload_libraries.
+ * Without it every count is a no-op and the caio_stats view says why it has
+ * nothing to show; everything else works.  A count is made when caio
+ * decides, whether or not the transaction commits: a refusal is an error,
+ * and the error rolls the transaction back.
  */
 #include "postgres.h"
 
@@ -16,9 +15,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
@@ -27,177 +23,50 @@
 #include "utils/timestamp.h"
 
 #include "caio.h"
+#include "shared.h"
 #include "stats.h"
 
 PG_FUNCTION_INFO_V1(caio_stats);
 PG_FUNCTION_INFO_V1(caio_stats_reset);
 
-/* Databases whose counters are kept at once. */
-#define STATS_DATABASES	64
-
-typedef struct StatsSlot
+void
+caio_stats_init_counters(CaioStatsCounters *stats)
 {
-	Oid			dbid;			/* InvalidOid: free; changed under the lock */
-	pg_atomic_uint64 counters[CAIO_COUNTERS];
-	pg_atomic_uint64 reset_at;	/* a TimestampTz */
-} StatsSlot;
-
-typedef struct StatsShared
-{
-	LWLock	   *lock;			/* guards the slots' dbid */
-	StatsSlot	slots[STATS_DATABASES];
-} StatsShared;
-
-static StatsShared *stats_shared = NULL;
-
-/* This backend's slot, found on first use (a backend stays in one database). */
-static StatsSlot *my_slot = NULL;
-
-static shmem_request_hook_type prev_shmem_request_hook = NULL;
-static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
-
-static void
-stats_shmem_request(void)
-{
-	if (prev_shmem_request_hook)
-		prev_shmem_request_hook();
-	RequestAddinShmemSpace(MAXALIGN(sizeof(StatsShared)));
-	RequestNamedLWLockTranche("caio", 1);
-}
-
-static void
-stats_shmem_startup(void)
-{
-	bool		found;
-
-	if (prev_shmem_startup_hook)
-		prev_shmem_startup_hook();
-
-	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
-	stats_shared = ShmemInitStruct("caio stats", sizeof(StatsShared), &found);
-	if (!found)
-	{
-		stats_shared->lock = &(GetNamedLWLockTranche("caio"))->lock;
-		for (int i = 0; i < STATS_DATABASES; i++)
-		{
-			stats_shared->slots[i].dbid = InvalidOid;
-			for (int c = 0; c < CAIO_COUNTERS; c++)
-				pg_atomic_init_u64(&stats_shared->slots[i].counters[c], 0);
-			pg_atomic_init_u64(&stats_shared->slots[i].reset_at, 0);
-		}
-	}
-	LWLockRelease(AddinShmemInitLock);
+	for (int c = 0; c < CAIO_COUNTERS; c++)
+		pg_atomic_init_u64(&stats->counters[c], 0);
+	pg_atomic_init_u64(&stats->reset_at, 0);
 }
 
 void
-caio_stats_init(void)
-{
-	if (!process_shared_preload_libraries_in_progress)
-		return;
-	prev_shmem_request_hook = shmem_request_hook;
-	shmem_request_hook = stats_shmem_request;
-	prev_shmem_startup_hook = shmem_startup_hook;
-	shmem_startup_hook = stats_shmem_startup;
-}
-
-static void
-slot_clear(StatsSlot *slot)
+caio_stats_clear(CaioStatsCounters *stats)
 {
 	for (int c = 0; c < CAIO_COUNTERS; c++)
-		pg_atomic_write_u64(&slot->counters[c], 0);
-	pg_atomic_write_u64(&slot->reset_at, (uint64) GetCurrentTimestamp());
+		pg_atomic_write_u64(&stats->counters[c], 0);
+	pg_atomic_write_u64(&stats->reset_at, (uint64) GetCurrentTimestamp());
 }
 
-/* This database's slot, under the lock in either mode; NULL if none. */
-static StatsSlot *
-slot_find(Oid dbid)
+/* This database's counters; NULL without shared memory or a slot. */
+static CaioStatsCounters *
+stats_of_this_database(void)
 {
-	for (int i = 0; i < STATS_DATABASES; i++)
-		if (stats_shared->slots[i].dbid == dbid)
-			return &stats_shared->slots[i];
-	return NULL;
-}
+	CaioDatabaseSlot *slot = caio_database_slot();
 
-/* Under the lock alone: take a slot still free, or still a gone database's. */
-static StatsSlot *
-slot_take(const Oid *seen, const bool *gone)
-{
-	for (int i = 0; i < STATS_DATABASES; i++)
-	{
-		StatsSlot  *slot = &stats_shared->slots[i];
-
-		if (gone[i] && slot->dbid == seen[i])
-		{
-			slot->dbid = MyDatabaseId;
-			slot_clear(slot);
-			return slot;
-		}
-	}
-	return NULL;
-}
-
-/*
- * Find or take this database's slot; NULL when every slot belongs to a
- * database that exists.  Which databases are gone is asked of the catalog
- * with no lock held (a catalog read can wait), and a slot is taken over
- * only if it still names the database found gone.
- */
-static StatsSlot *
-slot_claim(void)
-{
-	Oid			seen[STATS_DATABASES];
-	bool		gone[STATS_DATABASES];
-	StatsSlot  *slot;
-
-	LWLockAcquire(stats_shared->lock, LW_SHARED);
-	slot = slot_find(MyDatabaseId);
-	for (int i = 0; i < STATS_DATABASES; i++)
-		seen[i] = stats_shared->slots[i].dbid;
-	LWLockRelease(stats_shared->lock);
-	if (slot != NULL)
-		return slot;
-
-	for (int i = 0; i < STATS_DATABASES; i++)
-		gone[i] = !OidIsValid(seen[i]) ||
-			!SearchSysCacheExists1(DATABASEOID, ObjectIdGetDatum(seen[i]));
-
-	LWLockAcquire(stats_shared->lock, LW_EXCLUSIVE);
-	slot = slot_find(MyDatabaseId);
-	if (slot == NULL)
-		slot = slot_take(seen, gone);
-	LWLockRelease(stats_shared->lock);
-	return slot;
-}
-
-/* This backend's slot; a backend that found none does not look again. */
-static StatsSlot *
-slot_of_this_database(void)
-{
-	static bool looked = false;
-
-	if (stats_shared == NULL || !OidIsValid(MyDatabaseId))
-		return NULL;
-	if (!looked)
-	{
-		my_slot = slot_claim();
-		looked = true;
-	}
-	return my_slot;
+	return slot ? &slot->stats : NULL;
 }
 
 void
 caio_count(CaioCounter counter, uint64 n)
 {
-	StatsSlot  *slot = slot_of_this_database();
+	CaioStatsCounters *stats = stats_of_this_database();
 
-	if (slot != NULL)
-		pg_atomic_fetch_add_u64(&slot->counters[counter], (int64) n);
+	if (stats != NULL)
+		pg_atomic_fetch_add_u64(&stats->counters[counter], (int64) n);
 }
 
 static void
 stats_require_shared_memory(void)
 {
-	if (stats_shared == NULL)
+	if (!caio_shared_available())
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("caio's counters are not collected"),
@@ -205,19 +74,19 @@ stats_require_shared_memory(void)
 				 errhint("Add caio to shared_preload_libraries and restart the server; everything else in caio works without it.")));
 }
 
-static StatsSlot *
+static CaioStatsCounters *
 stats_require_slot(void)
 {
-	StatsSlot  *slot = slot_of_this_database();
+	CaioStatsCounters *stats = stats_of_this_database();
 
-	if (slot == NULL)
+	if (stats == NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
 				 errmsg("caio's counters are kept for %d databases at most, and this one has none",
-						STATS_DATABASES),
+						CAIO_SHARED_DATABASES),
 				 errdetail("Every slot belonged to another database that exists when this session first looked."),
 				 errhint("Drop databases you no longer use; a new session looks again.")));
-	return slot;
+	return stats;
 }
 
 Datum
@@ -226,7 +95,7 @@ caio_stats(PG_FUNCTION_ARGS)
 	TupleDesc	desc;
 	Datum		values[CAIO_COUNTERS + 1];
 	bool		nulls[CAIO_COUNTERS + 1] = {false};
-	StatsSlot  *slot;
+	CaioStatsCounters *stats;
 
 	stats_require_shared_memory();
 	if (get_call_result_type(fcinfo, NULL, &desc) != TYPEFUNC_COMPOSITE)
@@ -235,12 +104,12 @@ caio_stats(PG_FUNCTION_ARGS)
 		elog(ERROR, "caio_stats() is declared with %d columns, the library has %d",
 			 desc->natts, CAIO_COUNTERS + 1);
 
-	slot = stats_require_slot();
+	stats = stats_require_slot();
 
 	for (int c = 0; c < CAIO_COUNTERS; c++)
-		values[c] = Int64GetDatum((int64) pg_atomic_read_u64(&slot->counters[c]));
+		values[c] = Int64GetDatum((int64) pg_atomic_read_u64(&stats->counters[c]));
 	values[CAIO_COUNTERS] =
-		TimestampTzGetDatum((TimestampTz) pg_atomic_read_u64(&slot->reset_at));
+		TimestampTzGetDatum((TimestampTz) pg_atomic_read_u64(&stats->reset_at));
 
 	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(desc, values, nulls)));
 }
@@ -250,6 +119,6 @@ Datum
 caio_stats_reset(PG_FUNCTION_ARGS)
 {
 	stats_require_shared_memory();
-	slot_clear(stats_require_slot());
+	caio_stats_clear(stats_require_slot());
 	PG_RETURN_VOID();
 }

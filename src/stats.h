@@ -5,6 +5,8 @@
 #ifndef CAIO_STATS_H
 #define CAIO_STATS_H
 
+#include "port/atomics.h"
+
 /* In the order of caio_stats()'s columns. */
 typedef enum CaioCounter
 {
@@ -25,7 +27,15 @@ typedef enum CaioCounter
 	CAIO_COUNTERS				/* how many there are */
 } CaioCounter;
 
-extern void caio_stats_init(void);
+/* A database's counters, in its slot of caio's shared memory (shared.h). */
+typedef struct CaioStatsCounters
+{
+	pg_atomic_uint64 counters[CAIO_COUNTERS];
+	pg_atomic_uint64 reset_at;	/* a TimestampTz */
+} CaioStatsCounters;
+
+extern void caio_stats_init_counters(CaioStatsCounters *stats);
+extern void caio_stats_clear(CaioStatsCounters *stats);
 extern void caio_count(CaioCounter counter, uint64 n);
 
 #endif							/* CAIO_STATS_H */

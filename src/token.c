@@ -12,7 +12,8 @@
  *   synchronous_commit = off, or before the transaction commits, a crash can
  *   lose it; the sequence then restarts below a token somebody holds.  So
  *   caio flushes the sequence's WAL before a token leaves: once per 32
- *   tokens, as the sequence logs 32 values ahead.
+ *   tokens, as the sequence logs 32 values ahead.  With shared memory it
+ *   waits for less, and moves the sequence at each start (token_flush.c).
  *
  * - A copy that goes on from an older state: a promoted standby, a
  *   point-in-time recovery, a dump restored, a database copied from a
@@ -29,9 +30,10 @@
  * database, a template's copy or a pg_upgraded one finds a row of another
  * lineage (beside its own), starts a lineage of its own one epoch above
  * everything it knows of, and keeps only that row.  A database that never
- * moved hands out 1, 2, 3, ...  caio_start_token_epoch() starts a new
- * lineage by hand, for copies that nothing marks (a file-level snapshot
- * started without recovery, a dump from caio 0.1).
+ * moved hands out 1, 2, 3, ... (preloaded, with a gap at each start).
+ * caio_start_token_epoch() starts a new lineage by hand, for copies that
+ * nothing marks (a file-level snapshot started without recovery, a dump
+ * from caio 0.1).
  */
 #include "postgres.h"
 
@@ -50,6 +52,7 @@
 
 #include "caio.h"
 #include "catalog.h"
+#include "shared.h"
 #include "token.h"
 
 PG_FUNCTION_INFO_V1(caio_start_token_epoch);
@@ -102,16 +105,31 @@ epoch_record_read(Datum *lineage)
 	return record;
 }
 
-/* The epoch the sequence is in; *used is false while it never handed out a value. */
+/* The sequence's last value; *used is false while it never handed out a value. */
 static int64
-sequence_epoch(bool *used)
+sequence_last(bool *used)
 {
 	bool		isnull;
 
 	caio_spi_run(&sequence_read, NULL, NULL, true);
 	if (used)
 		*used = DatumGetBool(caio_spi_value(0, 2, &isnull));
-	return DatumGetInt64(caio_spi_value(0, 1, &isnull)) >> CAIO_TOKEN_EPOCH_SHIFT;
+	return DatumGetInt64(caio_spi_value(0, 1, &isnull));
+}
+
+/* The epoch the sequence is in. */
+static int64
+sequence_epoch(bool *used)
+{
+	return sequence_last(used) >> CAIO_TOKEN_EPOCH_SHIFT;
+}
+
+/* The next token will be above last; as the extension owner (setval checks). */
+static void
+sequence_set(Oid seq, int64 last)
+{
+	DirectFunctionCall3(setval3_oid, ObjectIdGetDatum(seq), Int64GetDatum(last),
+						BoolGetDatum(true));
 }
 
 /* Move the sequence to the start of an epoch above the one it is in. */
@@ -124,9 +142,7 @@ sequence_move(Oid seq, int64 epoch, const char *why)
 				 errmsg("caio has no token epoch left"),
 				 errdetail("Epoch " INT64_FORMAT " would be needed; tokens are bigint, with room for epochs 0 to " INT64_FORMAT ".",
 						   epoch, (int64) CAIO_TOKEN_EPOCH_MAX)));
-	DirectFunctionCall3(setval3_oid, ObjectIdGetDatum(seq),
-						Int64GetDatum(epoch << CAIO_TOKEN_EPOCH_SHIFT),
-						BoolGetDatum(true));
+	sequence_set(seq, epoch << CAIO_TOKEN_EPOCH_SHIFT);
 	ereport(LOG,
 			(errmsg("caio moves tokens to epoch " INT64_FORMAT, epoch),
 			 errdetail("%s", why)));
@@ -273,12 +289,11 @@ current_timeline(void)
 }
 
 /*
- * Flush the WAL that covers the value the sequence just handed out.  The
- * sequence's page LSN is that of its newest record, which logged a value at
- * least as large as this one.  Usually it is flushed already.
+ * The sequence's page LSN: that of its newest record, which logged a value
+ * at least as large as any it handed out so far.
  */
-static void
-token_make_durable(Oid seq)
+static XLogRecPtr
+sequence_lsn(Oid seq)
 {
 	Relation	rel = relation_open(seq, AccessShareLock);
 	Buffer		buffer = ReadBuffer(rel, 0);
@@ -288,7 +303,84 @@ token_make_durable(Oid seq)
 	lsn = PageGetLSN(BufferGetPage(buffer));
 	UnlockReleaseBuffer(buffer);
 	relation_close(rel, AccessShareLock);
+	return lsn;
+}
+
+/*
+ * Flush the WAL that token, the largest just drawn, needs on disk before it
+ * leaves: all that covers it, or with shared memory what covers
+ * UNFLUSHED_MAX below it (token_flush.c).  Usually it is flushed already.
+ */
+static void
+token_make_durable(Oid seq, CaioTokenCovers *covers, int64 token)
+{
+	XLogRecPtr	lsn = sequence_lsn(seq);
+
+	if (covers != NULL)
+		lsn = caio_token_drawn(covers, seq, token, lsn);
 	XLogFlush(lsn);
+}
+
+/*
+ * Move the sequence UNFLUSHED_MAX above where it restarted, past every
+ * token a crash may have taken back (token_flush.c), and flush the move
+ * before any token leaves.  With covers, once per server run: one backend
+ * moves it, the others wait on the lock and find it moved.  The lock
+ * conflicts with nextval and setval (an epoch's move) elsewhere, so nothing
+ * moves the sequence between the read and the move.  A sequence at 1 and
+ * never called handed out nothing; any other was, or was set by hand.
+ */
+static void
+token_restart_move(CaioTokenCovers *covers, Oid seq)
+{
+	LockRelationOid(seq, ExclusiveLock);
+	if (covers == NULL || !caio_token_restart_moved(covers, seq))
+	{
+		CaioSpi		spi;
+		bool		used;
+		int64		last;
+
+		caio_spi_begin(&spi);
+		last = sequence_last(&used);
+		if (used || last > 1)
+		{
+			sequence_set(seq, last + CAIO_TOKEN_UNFLUSHED_MAX);
+			ereport(LOG,
+					(errmsg("caio moves tokens past those the server may have handed out before it started"),
+					 errdetail("The token sequence was at " INT64_FORMAT "; the next token is above " INT64_FORMAT ".",
+							   last, last + CAIO_TOKEN_UNFLUSHED_MAX)));
+		}
+		caio_spi_end(&spi);
+		XLogFlush(sequence_lsn(seq));
+		if (covers != NULL)
+			caio_token_set_restart_moved(covers, seq);
+	}
+	UnlockRelationOid(seq, ExclusiveLock);
+}
+
+/*
+ * This database's covers, after the move that a server's first token needs
+ * when caio has shared memory.  A backend whose database has no slot flushes
+ * each token's own WAL, but an earlier run may have had a slot and handed
+ * tokens out lazily, so it makes the move itself, once.
+ */
+static CaioTokenCovers *
+token_covers_after_move(Oid seq)
+{
+	static bool moved_by_this_backend = false;
+	CaioTokenCovers *covers = caio_token_covers(seq);
+
+	if (covers != NULL)
+	{
+		if (!caio_token_restart_moved(covers, seq))
+			token_restart_move(covers, seq);
+	}
+	else if (caio_shared_available() && !moved_by_this_backend)
+	{
+		token_restart_move(NULL, seq);
+		moved_by_this_backend = true;
+	}
+	return covers;
 }
 
 /* caio_token_epoch, also in a session that updated from 0.1 just now. */
@@ -351,7 +443,9 @@ caio_token_next_n(int64 *tokens, int n)
 {
 	const CaioCatalog *cat = caio_catalog();
 	TimeLineID	timeline = current_timeline();
+	CaioTokenCovers *covers;
 
+	Assert(n > 0);
 	if (timeline != epoch_checked_timeline)
 	{
 		/* A schema from 0.1 has no epochs until ALTER EXTENSION caio UPDATE. */
@@ -360,6 +454,7 @@ caio_token_next_n(int64 *tokens, int n)
 		if (OidIsValid(epoch_table))
 			epoch_check(epoch_table, cat->token_seq, timeline);
 	}
+	covers = token_covers_after_move(cat->token_seq);
 	for (int i = 0; i < n; i++)
 	{
 		tokens[i] = nextval_internal(cat->token_seq, false);
@@ -367,5 +462,5 @@ caio_token_next_n(int64 *tokens, int n)
 		if (tokens[i] <= 0)
 			sequence_check(cat->token_seq);
 	}
-	token_make_durable(cat->token_seq);
+	token_make_durable(cat->token_seq, covers, tokens[n - 1]);
 }

@@ -57,7 +57,7 @@ test/pgbouncer/run.sh
 passed "PgBouncer"
 
 test/durability/run.sh
-passed "durability (4)"
+passed "durability (7)"
 
 test/stats/run.sh
 passed "counters"

@@ -11,24 +11,75 @@
 # SIGKILL cannot lose what already reached the OS, so this cannot show the
 # power loss that caio's flush of the token sequence guards against;
 # sql/tokens.sql checks that flush directly.)
+#   crash.sh off preload           the same with caio in shared_preload_libraries,
+#                                  where a token's own WAL may still be in WAL
+#                                  buffers when it leaves (src/token_flush.c); a
+#                                  crash may lose such tokens' records, and the
+#                                  restart must move past them
+#   crash.sh off preload walwriter the WAL writer is stopped (SIGSTOP), the
+#                                  clients run and stop, one session takes 6000
+#                                  leases, and the WAL writer is killed instead
+#                                  of the postmaster: what no backend flushed,
+#                                  those leases' tokens among it, is still in
+#                                  WAL buffers and is lost.  The postmaster
+#                                  restarts after the crash in the same run
+#                                  (restart_after_crash), with caio's shared
+#                                  memory made afresh, and the test fails
+#                                  unless the crash did take back tokens.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-mode=${1:?usage: crash.sh on|off}
+mode=${1:?usage: crash.sh on|off [preload [walwriter]]}
+preload=${2:-}
+kill_what=${3:-postmaster}
 
-dir=$(cluster_init crash "synchronous_commit = $mode" "wal_writer_delay = 10s" \
-                          "wal_writer_flush_after = 1GB" "wal_buffers = 64MB")
+settings=("synchronous_commit = $mode" "wal_writer_delay = 10s"
+          "wal_writer_flush_after = 1GB" "wal_buffers = 64MB")
+[ "$preload" = preload ] && settings+=("shared_preload_libraries = 'caio'")
+dir=$(cluster_init crash "${settings[@]}")
 cluster_start "$dir"
+[ "$kill_what" = walwriter ] && walwriter_stop "$dir"
 sql "$dir" postgres -c "CREATE DATABASE durability"
 sql "$dir" durability -f "$here/setup.sql" >/dev/null
 
-run_clients "$dir" durability before 60 1
-sleep "${CRASH_AFTER_SECONDS:-3}"
-cluster_kill "$dir"
-wait_clients
-cluster_start "$dir"
+if [ "$kill_what" = walwriter ]; then
+    run_clients "$dir" durability before 3 0
+    wait_clients
+    sql "$dir" durability -A -t -c "SET synchronous_commit = off" \
+        -c "SELECT 'before lease ' || (caio_acquire('burst:' || i, 'burst', '1 minute')).token || ' \\N burst'
+              FROM generate_series(1, 6000) i" >"$DURABILITY_DIR/seen.before.burst"
+    # The burst may have ended just after a flush; a few leases more make
+    # sure that the sequence's newest record is still in WAL buffers.
+    sql "$dir" durability -c "CREATE EXTENSION pageinspect"
+    for i in $(seq 1 100); do
+        read -r token unflushed < <(sql "$dir" durability -A -t -F ' ' \
+            -c "SET synchronous_commit = off" \
+            -c "SELECT (caio_acquire('tail:$i', 'burst', '1 minute')).token,
+                       (page_header(get_raw_page('caio_token_seq', 0))).lsn > pg_current_wal_flush_lsn()")
+        echo "before lease $token \\N burst" >>"$DURABILITY_DIR/seen.before.burst"
+        [ "$unflushed" = t ] && break
+    done
+    walwriter_kill "$dir"
+    cluster_wait_ready "$dir"
+else
+    run_clients "$dir" durability before 60 1
+    sleep "${CRASH_AFTER_SECONDS:-3}"
+    cluster_kill "$dir"
+    wait_clients
+    cluster_start "$dir"
+fi
 run_clients "$dir" durability after 2 0
 wait_clients
 
 load_seen "$dir" durability
 sql "$dir" durability -f "$here/crash_check.sql"
+if [ "$kill_what" = walwriter ]; then
+    # The sequence's value when it was moved past the crash, from the log.
+    restarted_at=$(sed -n 's/.*The token sequence was at \([0-9]*\);.*/\1/p' "$dir.log" | tail -n 1)
+    last_seen=$(sql "$dir" durability -A -t -c "SELECT max(token) FROM seen WHERE phase = 'before'")
+    echo "token sequence after the crash: ${restarted_at:-not moved}; largest token seen before it: $last_seen"
+    if [ -z "$restarted_at" ] || [ "$restarted_at" -ge "$last_seen" ]; then
+        echo "the crash took back no token: this run proves nothing" >&2
+        exit 1
+    fi
+fi

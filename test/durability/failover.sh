@@ -6,11 +6,15 @@
 # failover_check.sql then proves that no token the old primary handed out
 # is handed out again by the new one, and that the new primary moved to
 # epoch 1.
+#   failover.sh [preload]   preload: both with caio in shared_preload_libraries
+#                           (the standby's configuration is the primary's copy)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
 
-primary=$(cluster_init primary "synchronous_commit = on")
+settings=("synchronous_commit = on")
+[ "${1:-}" = preload ] && settings+=("shared_preload_libraries = 'caio'")
+primary=$(cluster_init primary "${settings[@]}")
 cluster_start "$primary"
 sql "$primary" postgres -c "CREATE DATABASE durability"
 sql "$primary" durability -f "$here/setup.sql" >/dev/null

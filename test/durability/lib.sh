@@ -45,6 +45,7 @@ fsync = on
 jit = off
 max_connections = 40
 log_min_messages = warning
+lc_messages = 'C'
 CONF
 }
 
@@ -80,6 +81,35 @@ cluster_kill() {
         sleep 0.2
     done
     echo "the killed server's processes did not exit" >&2; return 1
+}
+
+# walwriter_stop DIR / walwriter_kill DIR: stop the WAL writer, so that
+# WAL stays in WAL buffers until a backend flushes it; then kill it, and the
+# postmaster ends every backend and restarts after the crash (in the same
+# postmaster, with shared memory made afresh).
+walwriter_pid() {
+    local tries
+    for tries in $(seq 1 50); do
+        pgrep -P "$(head -1 "$1/postmaster.pid")" -f 'postgres: walwriter' && return 0
+        sleep 0.1
+    done
+    echo "no WAL writer found" >&2; return 1
+}
+walwriter_stop() { kill -STOP "$(walwriter_pid "$1")"; }
+walwriter_kill() { kill -9 "$(walwriter_pid "$1")"; }
+
+# cluster_wait_ready DIR: wait (up to a minute) until the server has
+# restarted after a crash and accepts connections again.
+cluster_wait_ready() {
+    local dir=$1 tries
+    for tries in $(seq 1 300); do
+        if grep -q "all server processes terminated; reinitializing" "$dir.log" &&
+           "$PGBIN/pg_isready" -q -h "$dir.sock" -p "$PGPORT_FIXED"; then
+            return 0
+        fi
+        sleep 0.2
+    done
+    echo "the server did not restart after the crash" >&2; return 1
 }
 
 # sql DIR DB [psql args...]: psql against a test cluster.
