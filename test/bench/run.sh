@@ -122,6 +122,7 @@ defrun renew_caio          renew_caio          -
 defrun renew_plain         renew_plain         -
 defrun fenced_caio         fenced_update_caio  -
 defrun fenced_plain        fenced_update_plain -
+defrun fenced_floor        fenced_update_floor -
 defrun nonce_hot           nonce_hot_caio      -
 defrun nonce_hot_async     nonce_hot_caio      caio.nonce_synchronous_commit=off
 defrun counter             counter_plain       -
@@ -148,8 +149,10 @@ row   lease_caio lease_plain             "acquire+release"       "plain SQL pair
 row   lease_caio lease_advisory          "acquire+release"       "advisory lock"     -
 group renew_plain renew_caio
 row   renew_caio renew_plain             "renew"                 "plain UPDATE"      1.0
-group fenced_plain fenced_caio
+group fenced_plain fenced_caio fenced_floor
 row   fenced_caio fenced_plain           "fenced UPDATE"         "unprotected UPDATE" 0.95
+row   fenced_floor fenced_plain          "no-op C row trigger"   "unprotected UPDATE" -
+row   fenced_caio fenced_floor           "fenced UPDATE"         "no-op C row trigger" -
 group nonce_plain nonce_hot nonce_plain_async nonce_hot_async counter nonce_wallets nonce_wallets_async
 row   nonce_hot nonce_plain              "nonce, 1 wallet"       "SQL reservation"   1.0
 row   nonce_hot_async nonce_plain_async  "nonce, 1 wallet, async" "SQL res., async"  1.0

@@ -18,6 +18,14 @@ CREATE TABLE bench_unfenced (LIKE bench_fenced INCLUDING ALL) WITH (fillfactor =
 INSERT INTO bench_fenced SELECT i, 'w' || i, 0, NULL FROM generate_series(1, 1000) i;
 INSERT INTO bench_unfenced SELECT * FROM bench_fenced;
 SELECT caio_protect('bench_fenced', 'fence_token', 'wallet', 'bench:');
+-- The floor of any fence that a BEFORE ROW trigger enforces: the same
+-- table with a C trigger that does next to nothing (PostgreSQL's own
+-- suppress_redundant_updates_trigger, which compares the old and the new
+-- row; the benchmark's updates always change the row).
+CREATE TABLE bench_trigger_floor (LIKE bench_unfenced INCLUDING ALL) WITH (fillfactor = 70);
+INSERT INTO bench_trigger_floor SELECT * FROM bench_unfenced;
+CREATE TRIGGER bench_floor BEFORE UPDATE ON bench_trigger_floor
+    FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger();
 -- Claims: two tables of 1,000,000 operations, one claimable, one for the
 -- plain SKIP LOCKED baseline, with the same partial index for the filter.
 CREATE TABLE bench_claims (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending')
