@@ -134,6 +134,7 @@ defrun claims_caio         claims_caio         -
 defrun claims_plain        claims_plain        -
 defrun finish_caio         claim_finish_caio   -
 defrun finish_plain        claim_finish_plain  -
+defrun finish_floor        claim_finish_floor  -
 
 # The groups: runs that alternate within a round, each run once per round
 # whatever the number of rows that use it; then the rows of the table, each
@@ -160,8 +161,10 @@ row   nonce_hot counter                  "nonce, 1 wallet"       "bare counter" 
 row   nonce_hot_async counter            "nonce, 1 wallet, async" "bare counter"     -
 row   nonce_wallets counter              "nonce, 1000 wallets"   "bare counter"      -
 row   nonce_wallets_async counter        "nonce, 1000 w., async" "bare counter"      -
-group finish_plain finish_caio
+group finish_plain finish_caio finish_floor
 row   finish_caio finish_plain           "claim+finish 10 rows"  "SKIP LOCKED+finish" 1.0
+row   finish_floor finish_plain          "SKIP L.+fin., no-op trg" "SKIP LOCKED+finish" -
+row   finish_caio finish_floor           "claim+finish 10 rows"  "SKIP L.+fin., no-op trg" -
 group claims_plain claims_caio
 row   claims_caio claims_plain           "claim 10 of 1M rows"   "SKIP LOCKED"       -
 
@@ -173,6 +176,7 @@ run() {
     case $id in
         finish_caio)  q -v queue=bench_queue -f test/bench/refill_queue.sql >/dev/null ;;
         finish_plain) q -v queue=bench_queue_plain -f test/bench/refill_queue.sql >/dev/null ;;
+        finish_floor) q -v queue=bench_queue_floor -f test/bench/refill_queue.sql >/dev/null ;;
     esac
     [ "${run_setting[$id]}" = "-" ] || options="$options -c ${run_setting[$id]}"
     rm -f "$work"/log.*
