@@ -368,11 +368,12 @@ static CaioTokenCovers *
 token_covers_after_move(Oid seq)
 {
 	static bool moved_by_this_backend = false;
-	CaioTokenCovers *covers = caio_token_covers(seq);
+	bool		restart_moved;
+	CaioTokenCovers *covers = caio_token_covers(seq, &restart_moved);
 
 	if (covers != NULL)
 	{
-		if (!caio_token_restart_moved(covers, seq))
+		if (!restart_moved)
 			token_restart_move(covers, seq);
 	}
 	else if (caio_shared_available() && !moved_by_this_backend)

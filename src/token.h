@@ -48,7 +48,7 @@ extern void caio_token_next_n(int64 *tokens, int n);
 /* token_flush.c */
 extern void caio_token_covers_init(CaioTokenCovers *covers);
 extern void caio_token_covers_clear(CaioTokenCovers *covers);
-extern CaioTokenCovers *caio_token_covers(Oid seq);
+extern CaioTokenCovers *caio_token_covers(Oid seq, bool *restart_moved);
 extern bool caio_token_restart_moved(CaioTokenCovers *covers, Oid seq);
 extern void caio_token_set_restart_moved(CaioTokenCovers *covers, Oid seq);
 extern XLogRecPtr caio_token_drawn(CaioTokenCovers *covers, Oid seq, int64 token,

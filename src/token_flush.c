@@ -72,12 +72,14 @@ caio_token_covers_clear(CaioTokenCovers *covers)
 }
 
 /*
- * This database's covers of seq; NULL without shared memory, without a
- * slot, or when the slot went to another database meanwhile (it found this
- * one gone on a stale catalog).  Every use checks again whose they are.
+ * This database's covers of seq, and in *restart_moved whether the sequence
+ * was moved since this server started (read in the same look, since every
+ * token asks both); NULL without shared memory, without a slot, or when the
+ * slot went to another database meanwhile (it found this one gone on a
+ * stale catalog).  Every use checks again whose they are.
  */
 CaioTokenCovers *
-caio_token_covers(Oid seq)
+caio_token_covers(Oid seq, bool *restart_moved)
 {
 	CaioDatabaseSlot *slot = caio_database_slot();
 	CaioTokenCovers *covers;
@@ -92,11 +94,12 @@ caio_token_covers(Oid seq)
 		(covers->dbid == MyDatabaseId && covers->seq != seq))
 		covers_reset(covers, MyDatabaseId, seq);
 	ours = covers_are_of(covers, seq);
+	*restart_moved = ours && covers->restart_moved;
 	SpinLockRelease(&covers->mutex);
 	return ours ? covers : NULL;
 }
 
-/* Whether the sequence was moved past a crash since this server started. */
+/* Whether the sequence was moved since this server started, looked at again. */
 bool
 caio_token_restart_moved(CaioTokenCovers *covers, Oid seq)
 {
