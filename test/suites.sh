@@ -7,8 +7,9 @@
 # on kept and broken tables), the pgbench stress runs with their invariant
 # checks (the lease and fence ones also through PgBouncer in transaction
 # pooling mode, test/pgbouncer/run.sh), the durability tests (crash,
-# failover, dump and restore), the counters' suite
-# (shared_preload_libraries) and, on PostgreSQL 15, the failover manager's
+# failover, dump and restore), the counters' suite with the isolation specs
+# and the stress runs again (shared_preload_libraries) and, on PostgreSQL 15,
+# the failover manager's
 # (test/ha/run.sh: a pg_auto_failover formation), which start clusters of
 # their own.  Each
 # suite that passes is named in the file CAIO_PASSED, when that is set.
@@ -60,7 +61,7 @@ test/durability/run.sh
 passed "durability (7)"
 
 test/stats/run.sh
-passed "counters"
+passed "preloaded (counters, isolation, stress)"
 
 # pg_auto_failover is packaged for PostgreSQL 15 alone in Debian 12.
 major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')

@@ -2,13 +2,17 @@
 # The counters of caio_stats need caio in shared_preload_libraries, which the
 # test command's cluster does not have (every other suite proves caio works
 # without it).  This starts a second throwaway cluster that preloads caio and
-# runs the pg_regress suite test/stats/sql/stats_preloaded.sql in it.
+# runs the pg_regress suite test/stats/sql/stats_preloaded.sql in it.  With
+# caio preloaded tokens take another path (they wait for no WAL flush of
+# their own, and a server's first token moves the sequence), so the
+# isolation specs and the pgbench stress runs, with their invariant checks,
+# run in this cluster too.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . test/durability/lib.sh
 
 echo "== counters (a cluster with shared_preload_libraries = 'caio')"
-dir=$(cluster_init stats "shared_preload_libraries = 'caio'")
+dir=$(cluster_init stats "shared_preload_libraries = 'caio'" "max_prepared_transactions = 10")
 cluster_start "$dir"
 out=$DURABILITY_DIR/stats_out
 mkdir -p "$out"
@@ -22,3 +26,21 @@ if ! "$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --pkglibdir)/pgxs/s
     mkdir -p test/stats/results && cp "$out"/results/* test/stats/results/
     exit 1
 fi
+
+echo "== isolation specs, caio preloaded"
+log=$(mktemp)
+if ! PGHOST=$dir.sock PGPORT=$PGPORT_FIXED PGUSER=postgres \
+        make -s PG_CONFIG="${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" installcheck REGRESS= 2>&1 | tee "$log"; then
+    cat output_iso/regression.diffs 2>/dev/null || true
+    exit 1
+fi
+# "test NAME ... ok" up to 15, "ok N - NAME" from 16 on.
+echo "== preloaded: $(grep -cE '^ok [0-9]|\.\.\. ok ' "$log") isolation specs passed"
+rm -f "$log"
+
+for stress in lease fence nonce claims; do
+    echo "== $stress stress (pgbench), caio preloaded"
+    PGHOST=$dir.sock PGPORT=$PGPORT_FIXED PGUSER=postgres fresh_db caio_stress caio
+    PGHOST=$dir.sock PGPORT=$PGPORT_FIXED PGUSER=postgres PGDATABASE=caio_stress \
+        test/stress/run.sh "$stress"
+done
