@@ -61,7 +61,7 @@ test/durability/run.sh
 passed "durability (7)"
 
 test/stats/run.sh
-passed "preloaded (counters, isolation, stress)"
+passed "preloaded (counters + isolation + stress)"
 
 # pg_auto_failover is packaged for PostgreSQL 15 alone in Debian 12.
 major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')
