@@ -19,7 +19,9 @@
  * on its latch.  Whoever changes the resource wakes the holders of that tag
  * once its own locks are gone (at commit or abort, or at once when it lets the
  * lock go early), using the lock manager's list of conflicting holders.  No
- * shared memory of our own is needed, so none of this requires preloading.
+ * shared memory of our own is needed, so none of this requires preloading;
+ * with caio preloaded, waiters also count themselves in shared memory, so
+ * that a committer learns that nobody waits without a look at the lock table.
  *
  * The tags live in the advisory lock space with field4 values that
  * pg_advisory_lock() never uses, so they show in pg_locks as "advisory" with
@@ -38,6 +40,7 @@
 
 #include "caio.h"
 #include "resource_lock.h"
+#include "shared.h"
 
 #define CAIO_TAG_RESOURCE		17217	/* 0x4341, "CA" */
 #define CAIO_TAG_WAITER			17218
@@ -50,6 +53,9 @@ static int	touched_size = 0;
 static bool wake_everyone = false;
 
 static MemoryContext wake_context = NULL;
+
+/* Whether this session is counted in caio_shared_waiters(). */
+static bool counted_as_waiter = false;
 
 static void
 set_tag(LOCKTAG *tag, uint64 key, uint16 kind)
@@ -141,13 +147,46 @@ wake_holders(const LOCKTAG *tag)
 	return count;
 }
 
-/* Whether any session waits for any resource (every waiter holds this tag). */
+/*
+ * Count this session among the waiters in shared memory, or no longer; a
+ * no-op without it.  A session counts itself before its second look at the
+ * resource, and the atomic add is a full barrier, so that look comes after:
+ * a committer that reads the count after its locks are gone either sees this
+ * waiter, or let go of its locks before the look, which then sees its change.
+ */
+static void
+waiter_count(bool waiting)
+{
+	pg_atomic_uint32 *waiters = caio_shared_waiters();
+
+	if (waiters == NULL || waiting == counted_as_waiter)
+		return;
+	if (waiting)
+		pg_atomic_fetch_add_u32(waiters, 1);
+	else
+		pg_atomic_fetch_sub_u32(waiters, 1);
+	counted_as_waiter = waiting;
+}
+
+/*
+ * Whether any session waits for any resource: the count in shared memory, or
+ * without it the holders of the tag that every waiter holds.
+ */
 static bool
 anyone_waiting(void)
 {
-	MemoryContext old = MemoryContextSwitchTo(wake_context);
+	pg_atomic_uint32 *waiters = caio_shared_waiters();
+	MemoryContext old;
 	LOCKTAG		tag;
 	int			count;
+
+	if (waiters != NULL)
+	{
+		/* Read after this transaction's locks were let go, not before. */
+		pg_memory_barrier();
+		return pg_atomic_read_u32(waiters) > 0;
+	}
+	old = MemoryContextSwitchTo(wake_context);
 
 	set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
 	(void) GetLockConflicts(&tag, ExclusiveLock, &count);
@@ -189,6 +228,7 @@ caio_waiter_enter(uint64 key)
 	(void) LockAcquire(&tag, ShareLock, false, false);
 	set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
 	(void) LockAcquire(&tag, ShareLock, false, false);
+	waiter_count(true);
 }
 
 void
@@ -196,6 +236,7 @@ caio_waiter_leave(uint64 key)
 {
 	LOCKTAG		tag;
 
+	waiter_count(false);
 	set_tag(&tag, key, CAIO_TAG_WAITER);
 	LockRelease(&tag, ShareLock, false);
 	set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
@@ -220,6 +261,12 @@ caio_release_callback(ResourceReleasePhase phase, bool isCommit,
 {
 	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || (isCommit && !isTopLevel))
 		return;
+	/*
+	 * An error ended a wait (nothing inside a wait aborts a subtransaction):
+	 * its waiter locks are gone, and so is its count.
+	 */
+	if (!isCommit)
+		waiter_count(false);
 
 	/* One look at the lock table in the common case: nobody waits. */
 	if ((touched_count > 0 || wake_everyone) && anyone_waiting())

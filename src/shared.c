@@ -25,6 +25,7 @@
 typedef struct CaioShared
 {
 	LWLock	   *lock;			/* guards the slots' dbid */
+	pg_atomic_uint32 waiters;	/* sessions waiting for a resource, any database */
 	CaioDatabaseSlot slots[CAIO_SHARED_DATABASES];
 } CaioShared;
 
@@ -62,6 +63,7 @@ shared_startup(void)
 	if (!found)
 	{
 		caio_shared->lock = &(GetNamedLWLockTranche("caio"))->lock;
+		pg_atomic_init_u32(&caio_shared->waiters, 0);
 		for (int i = 0; i < CAIO_SHARED_DATABASES; i++)
 		{
 			caio_shared->slots[i].dbid = InvalidOid;
@@ -171,4 +173,11 @@ caio_database_slot(void)
 		looked = true;
 	}
 	return my_slot;
+}
+
+/* The count of sessions waiting for a resource; NULL without shared memory. */
+pg_atomic_uint32 *
+caio_shared_waiters(void)
+{
+	return caio_shared == NULL ? NULL : &caio_shared->waiters;
 }
