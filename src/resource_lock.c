@@ -30,6 +30,7 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
@@ -54,8 +55,12 @@ static bool wake_everyone = false;
 
 static MemoryContext wake_context = NULL;
 
-/* Whether this session is counted in caio_shared_waiters(). */
+/*
+ * Whether this session is counted in caio_shared_waiters(), and the
+ * (sub)transaction nest level of the wait that counted it.
+ */
 static bool counted_as_waiter = false;
+static int	counted_at_level = 0;
 
 static void
 set_tag(LOCKTAG *tag, uint64 key, uint16 kind)
@@ -150,12 +155,15 @@ wake_holders(const LOCKTAG *tag)
 /*
  * Count this session among the waiters in shared memory, or no longer; a
  * no-op without it.  A session counts itself before its second look at the
- * resource, and the atomic add is a full barrier, so that look comes after:
- * a committer that reads the count after its locks are gone either sees this
- * waiter, or let go of its locks before the look, which then sees its change.
+ * resource, and the atomic add is a full barrier, so that look comes after.
+ * A committer reads the count after its locks are gone: either it sees this
+ * waiter, or it let go of its locks before the look.  Whatever it changed
+ * was visible before its locks went (its commit in the proc array and the
+ * clog, its invalidations sent), and the look reads with a fresh snapshot
+ * after taking invalidations, so the look sees the change.
  */
 static void
-waiter_count(bool waiting)
+count_as_waiter(bool waiting)
 {
 	pg_atomic_uint32 *waiters = caio_shared_waiters();
 
@@ -166,6 +174,7 @@ waiter_count(bool waiting)
 	else
 		pg_atomic_fetch_sub_u32(waiters, 1);
 	counted_as_waiter = waiting;
+	counted_at_level = GetCurrentTransactionNestLevel();
 }
 
 /*
@@ -228,7 +237,7 @@ caio_waiter_enter(uint64 key)
 	(void) LockAcquire(&tag, ShareLock, false, false);
 	set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
 	(void) LockAcquire(&tag, ShareLock, false, false);
-	waiter_count(true);
+	count_as_waiter(true);
 }
 
 void
@@ -236,7 +245,7 @@ caio_waiter_leave(uint64 key)
 {
 	LOCKTAG		tag;
 
-	waiter_count(false);
+	count_as_waiter(false);
 	set_tag(&tag, key, CAIO_TAG_WAITER);
 	LockRelease(&tag, ShareLock, false);
 	set_tag(&tag, 0, CAIO_TAG_ANY_WAITER);
@@ -262,13 +271,15 @@ caio_release_callback(ResourceReleasePhase phase, bool isCommit,
 	if (phase != RESOURCE_RELEASE_AFTER_LOCKS || (isCommit && !isTopLevel))
 		return;
 	/*
-	 * An error ended a wait (nothing inside a wait aborts a subtransaction):
-	 * its waiter locks are gone, and so is its count.
+	 * An error that ended a wait aborts the (sub)transaction the wait ran
+	 * in, which lets its waiter locks go: the count goes with them.  A
+	 * subtransaction begun and aborted inside a wait is no such error.
 	 */
-	if (!isCommit)
-		waiter_count(false);
+	if (!isCommit && counted_as_waiter &&
+		GetCurrentTransactionNestLevel() <= counted_at_level)
+		count_as_waiter(false);
 
-	/* One look at the lock table in the common case: nobody waits. */
+	/* One look, at the count or the lock table, in the common case: nobody waits. */
 	if ((touched_count > 0 || wake_everyone) && anyone_waiting())
 	{
 		LOCKTAG		tag;

@@ -22,10 +22,21 @@
 #include "caio.h"
 #include "shared.h"
 
+/*
+ * The count of waiters is read at every commit that took a resource's lock:
+ * a cache line of its own keeps the counters' writes from evicting it.
+ */
+typedef union CaioWaiterCount
+{
+	pg_atomic_uint32 sessions;	/* waiting for a resource, in any database */
+	/* cppcheck-suppress unusedStructMember ; it only pads the line */
+	char		pad[PG_CACHE_LINE_SIZE];
+} CaioWaiterCount;
+
 typedef struct CaioShared
 {
+	CaioWaiterCount waiters;	/* first: shared memory starts on a cache line */
 	LWLock	   *lock;			/* guards the slots' dbid */
-	pg_atomic_uint32 waiters;	/* sessions waiting for a resource, any database */
 	CaioDatabaseSlot slots[CAIO_SHARED_DATABASES];
 } CaioShared;
 
@@ -63,7 +74,7 @@ shared_startup(void)
 	if (!found)
 	{
 		caio_shared->lock = &(GetNamedLWLockTranche("caio"))->lock;
-		pg_atomic_init_u32(&caio_shared->waiters, 0);
+		pg_atomic_init_u32(&caio_shared->waiters.sessions, 0);
 		for (int i = 0; i < CAIO_SHARED_DATABASES; i++)
 		{
 			caio_shared->slots[i].dbid = InvalidOid;
@@ -179,5 +190,5 @@ caio_database_slot(void)
 pg_atomic_uint32 *
 caio_shared_waiters(void)
 {
-	return caio_shared == NULL ? NULL : &caio_shared->waiters;
+	return caio_shared == NULL ? NULL : &caio_shared->waiters.sessions;
 }
