@@ -15,3 +15,31 @@ fresh_db() {
         psql -X -q -v ON_ERROR_STOP=1 -d "$db" -c "CREATE EXTENSION $extension"
     done
 }
+
+# installcheck [MAKE-ARGUMENT...]: caio's pg_regress suites and isolation
+# specs (make installcheck) against the server the PG* variables name, with
+# the PostgreSQL that PG_CONFIG names; the diffs are shown when they fail.
+# Sets INSTALLCHECK_PASSED to the number of tests that passed.
+installcheck() {
+    local log status=0
+    log=$(mktemp)
+    make -s PG_CONFIG="$PG_CONFIG" installcheck "$@" 2>&1 | tee "$log" || status=$?
+    # pg_regress says "test NAME ... ok" up to 15, "ok N - NAME" from 16 on.
+    INSTALLCHECK_PASSED=$(grep -cE '^ok [0-9]|\.\.\. ok ' "$log" || true)
+    rm -f "$log"
+    if [ "$status" -ne 0 ]; then
+        cat regression.diffs output_iso/regression.diffs 2>/dev/null || true
+        return 1
+    fi
+}
+
+# stress_runs [WHERE]: the four pgbench stress runs with their invariant
+# checks, each in a fresh database on the server the PG* variables name.
+stress_runs() {
+    local stress
+    for stress in lease fence nonce claims; do
+        echo "== $stress stress (pgbench)${1:+, $1}"
+        fresh_db caio_stress caio
+        PGDATABASE=caio_stress test/stress/run.sh "$stress"
+    done
+}

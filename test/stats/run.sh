@@ -27,20 +27,10 @@ if ! "$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --pkglibdir)/pgxs/s
     exit 1
 fi
 
+# The rest connects as the PG* variables say.
+export PGHOST=$dir.sock PGPORT=$PGPORT_FIXED PGUSER=postgres
+export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
 echo "== isolation specs, caio preloaded"
-log=$(mktemp)
-if ! PGHOST=$dir.sock PGPORT=$PGPORT_FIXED PGUSER=postgres \
-        make -s PG_CONFIG="${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" installcheck REGRESS= 2>&1 | tee "$log"; then
-    cat output_iso/regression.diffs 2>/dev/null || true
-    exit 1
-fi
-# "test NAME ... ok" up to 15, "ok N - NAME" from 16 on.
-echo "== preloaded: $(grep -cE '^ok [0-9]|\.\.\. ok ' "$log") isolation specs passed"
-rm -f "$log"
-
-for stress in lease fence nonce claims; do
-    echo "== $stress stress (pgbench), caio preloaded"
-    PGHOST=$dir.sock PGPORT=$PGPORT_FIXED PGUSER=postgres fresh_db caio_stress caio
-    PGHOST=$dir.sock PGPORT=$PGPORT_FIXED PGUSER=postgres PGDATABASE=caio_stress \
-        test/stress/run.sh "$stress"
-done
+installcheck REGRESS=
+echo "== preloaded: $INSTALLCHECK_PASSED isolation specs passed"
+stress_runs "caio preloaded"
