@@ -10,7 +10,8 @@
 #       test/pgtree.sh (kept in /var/cache/caio/pg) and started by
 #       test/pgenv.sh
 # then a smoke run of the benchmark.  Prints a line per version with what
-# passed, and fails if any version failed.
+# passed (after a failed version's last lines and error lines, again), and
+# fails if any version failed.
 #   test/check.sh [VERSION...]      (default: 15 17 18)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,8 +63,8 @@ for major in "${versions[@]}"; do
     # In a subshell of its own, not an if's condition, so that set -e
     # still stops it at the first failure.
     set +e
-    (set -e; test_version "$major")
-    status=$?
+    (set -e; test_version "$major") 2>&1 | tee "$results/$major.log"
+    status=${PIPESTATUS[0]}
     set -e
     if [ "$status" -eq 0 ]; then status=passed; else status=FAILED; failed=$((failed + 1)); fi
     echo "$status $((SECONDS - start))" >"$results/$major.status"
@@ -80,6 +81,18 @@ if [[ " ${versions[*]} " == *" 15 "* ]]; then
     echo "== benchmark smoke run (make bench-smoke; numbers not checked)"
     BENCH_SMOKE=1 BENCH_NO_BUILD=1 BENCH_RESULTS="$(mktemp -d)" test/bench/run.sh
 fi
+
+# A failed version's cause, once more just above the summary: a CI log that
+# keeps only its end still shows why.
+for major in "${versions[@]}"; do
+    read -r status _ <"$results/$major.status"
+    [ "$status" = FAILED ] || continue
+    echo
+    echo "==== PostgreSQL $major failed; the last lines it printed, then its last error lines"
+    tail -n 8 "$results/$major.log"
+    echo "..."
+    grep -E 'ERROR|FATAL|PANIC|[Ff]ailed|FAIL|not ok|[Ee]rror:|No such' "$results/$major.log" | tail -n 6 || true
+done
 
 echo
 echo "==== caio on each PostgreSQL version"
