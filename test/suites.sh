@@ -48,7 +48,7 @@ test/pgbouncer/run.sh
 passed "PgBouncer"
 
 test/durability/run.sh
-passed "durability (7)"
+passed "durability (8)"
 
 test/stats/run.sh
 passed "preloaded (counters + isolation + stress)"

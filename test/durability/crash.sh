@@ -26,12 +26,32 @@
 #                                  (restart_after_crash), with caio's shared
 #                                  memory made afresh, and the test fails
 #                                  unless the crash did take back tokens.
+#   crash.sh off nonces            the WAL writer is stopped, and one session
+#                                  writes 20 rows under a lease, each with a
+#                                  nonce, each in a transaction of its own
+#                                  (synchronous_commit off, as in the whole
+#                                  cluster); nothing else writes, so only
+#                                  caio's flush of a reservation's commit
+#                                  (caio.nonce_synchronous_commit) brings
+#                                  them to disk before the WAL writer is
+#                                  killed: without that flush, this run
+#                                  loses them every time (crash.sh off, with
+#                                  its clients' other flushes, only often).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
-mode=${1:?usage: crash.sh on|off [preload [walwriter]]}
-preload=${2:-}
-kill_what=${3:-postmaster}
+usage="usage: crash.sh on|off [preload] [walwriter|nonces]"
+mode=${1:?$usage}
+shift
+preload='' kill_what=postmaster load=clients
+for word in "$@"; do
+    case $word in
+        preload) preload=preload ;;
+        walwriter) kill_what=walwriter load=leases ;;
+        nonces) kill_what=walwriter load=nonces ;;
+        *) echo "$usage" >&2; exit 2 ;;
+    esac
+done
 
 settings=("synchronous_commit = $mode" "wal_writer_delay = 10s"
           "wal_writer_flush_after = 1GB" "wal_buffers = 64MB")
@@ -42,7 +62,23 @@ cluster_start "$dir"
 sql "$dir" postgres -c "CREATE DATABASE durability"
 sql "$dir" durability -f "$here/setup.sql" >/dev/null
 
-if [ "$kill_what" = walwriter ]; then
+if [ "$load" = nonces ]; then
+    token=$(sql "$dir" durability -A -t -c "SELECT token FROM caio_acquire('dur:nonces', 'nonces', '1 minute')")
+    echo "before lease $token \\N nonces" >"$DURABILITY_DIR/seen.before.nonces"
+    for _ in $(seq 1 20); do
+        cat <<'SQL'
+BEGIN;
+SELECT caio_use(caio_lease_of('dur:nonces')) \g /dev/null
+INSERT INTO ledger (worker, nonce)
+VALUES ('nonces', caio_nonce_reserve(1, '0xde709f2102306220921060314715629080e2fb77'))
+RETURNING fence_token AS token, nonce \gset
+COMMIT;
+\echo before commit :token :nonce nonces
+SQL
+    done | sql "$dir" durability -A -t -f - >>"$DURABILITY_DIR/seen.before.nonces"
+    walwriter_kill "$dir"
+    cluster_wait_ready "$dir"
+elif [ "$load" = leases ]; then
     run_clients "$dir" durability before 3 0
     wait_clients
     sql "$dir" durability -A -t -c "SET synchronous_commit = off" \
@@ -73,7 +109,7 @@ wait_clients
 
 load_seen "$dir" durability
 sql "$dir" durability -f "$here/crash_check.sql"
-if [ "$kill_what" = walwriter ]; then
+if [ "$load" = leases ]; then
     # The sequence's value when it was moved past the crash, from the log.
     restarted_at=$(sed -n 's/.*The token sequence was at \([0-9]*\);.*/\1/p' "$dir.log" | tail -n 1)
     last_seen=$(sql "$dir" durability -A -t -c "SELECT max(token) FROM seen WHERE phase = 'before'")
