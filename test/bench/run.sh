@@ -9,7 +9,8 @@
 # target (a ratio, and caio's p99 at most 1.5 times the baseline's).
 # pgbench uses prepared statements (-M prepared), as application drivers do.
 # Within a round the runs of a workload alternate (baseline, caio, other
-# baseline), so that they meet the same machine; each row shows the medians
+# baseline), so that they meet the same machine, and each round starts one
+# run further along (caio first in the second round); each row shows the medians
 # of BENCH_ROUNDS rounds, the median of the rounds' ratios (caio's ops/s over
 # its baseline's in the same round), and the p99 of every transaction of
 # those rounds.
@@ -225,8 +226,12 @@ bench_started=$(date +%s)
 labels=(); declare -A chart ratios caio_ops base_ops
 for g in "${!groups[@]}"; do
     for c in $clients; do
+        read -r -a ids <<<"${groups[$g]}"
         for r in $(seq "$rounds"); do
-            for id in ${groups[$g]}; do run "$id" "$c" "$r"; done
+            # Each round starts one script further along the group, so that
+            # no side always runs first (after a refill, a checkpoint, the
+            # other side's dead rows).
+            for k in "${!ids[@]}"; do run "${ids[$(( (k + r - 1) % ${#ids[@]} ))]}" "$c" "$r"; done
         done
         for line in "${rows[@]}"; do
             IFS='|' read -r rg caio base workload baseline target <<<"$line"
@@ -293,7 +298,7 @@ for c in $clients; do
     ratio_labels="$ratio_labels, '' using (\$0 + ($(( i - 1 )) + 0.5 - $nc / 2.0) / ($nc + 1)):$(( i + 1 )):(sprintf('%.2f', \$$(( i + 1 )))) with labels offset 0,0.6 font ',8' notitle"
 done
 cat >"$work/chart.gp" <<GNUPLOT
-set terminal pngcairo size 1400,1100 font ",10"
+set terminal pngcairo size 1500,1100 font ",10"
 set output '$out/bench.png'
 set datafile separator "\t"
 set multiplot layout 2,1 title "caio beside its baselines: $(sed -n 's/^cpu: *//p' "$out/machine.txt"), PostgreSQL $(q -c 'SHOW server_version' | awk '{ print $1 }'), $seconds s x $rounds round(s), medians"
@@ -303,7 +308,7 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set grid ytics
 set key top right
-set lmargin 24
+set lmargin 40
 set xtics rotate by 20 right nomirror
 set yrange [0:*]
 set ylabel "caio ops/s / baseline ops/s"
