@@ -3,8 +3,10 @@
 # postmaster is killed with SIGKILL mid-load and started again; four more
 # clients run.  crash_check.sql then proves that no token and no nonce was
 # handed out twice, that every token after the restart is larger than every
-# token a client saw before it, and that nothing whose commit a client saw is
-# lost.
+# token a client saw before it (also for eight sessions that ask for their
+# first token at once right after it), and that nothing whose commit a
+# client saw is lost; with caio preloaded, the log must show exactly one
+# move of the token sequence past the restart.
 #   crash.sh on|off     synchronous_commit for the whole cluster
 # With off, the WAL writer is slowed down (10 s) and given room, so that the
 # crash throws away the asynchronous commits still in WAL buffers.  (A
@@ -60,7 +62,7 @@ dir=$(cluster_init crash "${settings[@]}")
 cluster_start "$dir"
 [ "$kill_what" = walwriter ] && walwriter_stop "$dir"
 sql "$dir" postgres -c "CREATE DATABASE durability"
-sql "$dir" durability -f "$here/setup.sql" >/dev/null
+sql "$dir" durability -f "$here/setup.sql" -c "CREATE TABLE first_tokens (token bigint NOT NULL)" >/dev/null
 
 if [ "$load" = nonces ]; then
     token=$(sql "$dir" durability -A -t -c "SELECT token FROM caio_acquire('dur:nonces', 'nonces', '1 minute')")
@@ -104,11 +106,22 @@ else
     wait_clients
     cluster_start "$dir"
 fi
+# The first tokens after the restart: eight sessions, connected first, ask
+# at once.  With caio preloaded one of them moves the sequence past what the
+# crash took back and the others wait for that move; crash_check.sql wants
+# them above every token seen before, and the log one move, no more.
+"$PGBIN/pgbench" -n -h "$dir.sock" -p "$PGPORT_FIXED" -U postgres -c 8 -j 2 -t 1 \
+    -f "$here/first_tokens.pgbench" durability >"$DURABILITY_DIR/first_tokens.out" 2>&1 ||
+    { cat "$DURABILITY_DIR/first_tokens.out"; exit 1; }
 run_clients "$dir" durability after 2 0
 wait_clients
 
 load_seen "$dir" durability
 sql "$dir" durability -f "$here/crash_check.sql"
+moves=$(grep -c 'caio moves tokens past those the server may have handed out' "$dir.log" || true)
+expected_moves=$([ "$preload" = preload ] && echo 1 || echo 0)
+echo "moves of the token sequence past a restart: $moves (expected $expected_moves)"
+[ "$moves" -eq "$expected_moves" ] || { echo "the restart moved the token sequence $moves times" >&2; exit 1; }
 if [ "$load" = leases ]; then
     # The sequence's value when it was moved past the crash, from the log.
     restarted_at=$(sed -n 's/.*The token sequence was at \([0-9]*\);.*/\1/p' "$dir.log" | tail -n 1)

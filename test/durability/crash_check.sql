@@ -21,6 +21,13 @@ BEGIN
     SELECT count(*) INTO n FROM seen
      WHERE phase = 'after' AND token <= (SELECT max(token) FROM seen WHERE phase = 'before');
     IF n <> 0 THEN RAISE EXCEPTION '% tokens after the restart are not above every token seen before it', n; END IF;
+    -- The eight sessions that asked at once right after the restart got
+    -- eight tokens, all above every token seen before the crash.
+    SELECT count(DISTINCT token) INTO n FROM first_tokens;
+    IF n <> 8 THEN RAISE EXCEPTION 'the eight first sessions after the restart got % distinct tokens', n; END IF;
+    SELECT count(*) INTO n FROM first_tokens
+     WHERE token <= (SELECT max(token) FROM seen WHERE phase = 'before');
+    IF n <> 0 THEN RAISE EXCEPTION '% first tokens after the restart are not above every token seen before it', n; END IF;
     -- A crash is not a failover: the tokens stay in epoch 0.
     SELECT count(*) INTO n FROM seen WHERE token >= (1::bigint << 47);
     IF n <> 0 THEN RAISE EXCEPTION 'a crash moved tokens to a new epoch'; END IF;
