@@ -9,8 +9,8 @@
 # target (a ratio, and caio's p99 at most 1.5 times the baseline's).
 # pgbench uses prepared statements (-M prepared), as application drivers do.
 # Within a round the runs of a workload alternate (baseline, caio, other
-# baseline), so that they meet the same machine, and each round starts one
-# run further along (caio first in the second round); each row shows the medians
+# baseline), so that they meet the same machine, and each round starts with
+# the next run of its group (caio first in the second round); each row shows the medians
 # of BENCH_ROUNDS rounds, the median of the rounds' ratios (caio's ops/s over
 # its baseline's in the same round), and the p99 of every transaction of
 # those rounds.

@@ -47,13 +47,20 @@ mode=${1:?$usage}
 shift
 preload='' kill_what=postmaster load=clients
 for word in "$@"; do
-    case $word in
-        preload) preload=preload ;;
-        walwriter) kill_what=walwriter load=leases ;;
-        nonces) kill_what=walwriter load=nonces ;;
+    case $word:$load in
+        preload:*) preload=preload ;;
+        walwriter:clients) kill_what=walwriter load=leases ;;
+        nonces:clients) kill_what=walwriter load=nonces ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
 done
+# Only these prove something: the WAL writer's crash loses what nobody
+# flushed only under synchronous_commit off, and the lease burst's lost
+# tokens need caio preloaded (without it each token waits for its flush).
+case $mode:$load:$preload in
+    on:clients:* | off:clients:* | off:leases:preload | off:nonces:*) ;;
+    *) echo "$usage (walwriter with off and preload, nonces with off)" >&2; exit 2 ;;
+esac
 
 settings=("synchronous_commit = $mode" "wal_writer_delay = 10s"
           "wal_writer_flush_after = 1GB" "wal_buffers = 64MB")
@@ -67,7 +74,7 @@ sql "$dir" durability -f "$here/setup.sql" -c "CREATE TABLE first_tokens (token 
 if [ "$load" = nonces ]; then
     token=$(sql "$dir" durability -A -t -c "SELECT token FROM caio_acquire('dur:nonces', 'nonces', '1 minute')")
     echo "before lease $token \\N nonces" >"$DURABILITY_DIR/seen.before.nonces"
-    for _ in $(seq 1 20); do
+    for _ in $(seq 1 20); do     # crash_check.sql wants 20 commits before the crash
         cat <<'SQL'
 BEGIN;
 SELECT caio_use(caio_lease_of('dur:nonces')) \g /dev/null
