@@ -45,12 +45,12 @@ here=$(cd "$(dirname "$0")" && pwd)
 usage="usage: crash.sh on|off [preload] [walwriter|nonces]"
 mode=${1:?$usage}
 shift
-preload='' kill_what=postmaster load=clients
+preload='' load=clients
 for word in "$@"; do
     case $word:$load in
         preload:*) preload=preload ;;
-        walwriter:clients) kill_what=walwriter load=leases ;;
-        nonces:clients) kill_what=walwriter load=nonces ;;
+        walwriter:clients) load=leases ;;
+        nonces:clients) load=nonces ;;
         *) echo "$usage" >&2; exit 2 ;;
     esac
 done
@@ -67,7 +67,8 @@ settings=("synchronous_commit = $mode" "wal_writer_delay = 10s"
 [ "$preload" = preload ] && settings+=("shared_preload_libraries = 'caio'")
 dir=$(cluster_init crash "${settings[@]}")
 cluster_start "$dir"
-[ "$kill_what" = walwriter ] && walwriter_stop "$dir"
+# Only the clients' load crashes the postmaster; the others the WAL writer.
+[ "$load" = clients ] || walwriter_stop "$dir"
 sql "$dir" postgres -c "CREATE DATABASE durability"
 sql "$dir" durability -f "$here/setup.sql" -c "CREATE TABLE first_tokens (token bigint NOT NULL)" >/dev/null
 

@@ -6,7 +6,8 @@
 # with anything); as root, the servers run as the postgres user.  Sourced,
 # not run.
 
-PGBIN=$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --bindir)
+PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+PGBIN=$("$PG_CONFIG" --bindir)
 PGPORT_FIXED=5432
 unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE PGOPTIONS
 DURABILITY_DIR=$(mktemp -d /tmp/caio-durability.XXXXXX)

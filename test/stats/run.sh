@@ -18,7 +18,7 @@ out=$DURABILITY_DIR/stats_out
 mkdir -p "$out"
 # pg_regress runs as the caller, who can read the checkout (the postgres
 # user may not: a checkout under /root is root's alone).
-if ! "$("${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
+if ! "$("$PG_CONFIG" --pkglibdir)/pgxs/src/test/regress/pg_regress" \
         --bindir="$PGBIN" --inputdir=test/stats --outputdir="$out" --host="$dir.sock" --port="$PGPORT_FIXED" \
         --user=postgres --dbname=contrib_regression --load-extension=caio stats_preloaded; then
     cat "$out/regression.diffs"
@@ -29,7 +29,7 @@ fi
 
 # The rest connects as the PG* variables say.
 export PGHOST=$dir.sock PGPORT=$PGPORT_FIXED PGUSER=postgres
-export PG_CONFIG=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+export PG_CONFIG
 echo "== isolation specs, caio preloaded"
 installcheck REGRESS=
 echo "== preloaded: $INSTALLCHECK_PASSED isolation specs passed"
