@@ -417,18 +417,23 @@ lease_held_by_other(const AcquireRequest *req, const CaioLease *lease,
  * changes the lease ends a transaction that wakes us).  Otherwise, and on a
  * first attempt, look under the lock.  The new token is drawn only then, and
  * only for a new lease, so a resource's grants follow token order.
+ *
+ * The clock that dates the grant is read only once the lock is held: a
+ * release that committed while we were on our way to the lock then lies in
+ * the past, and a new lease never claims to start before the one it follows
+ * ended.
  */
 static AcquireOutcome
 lease_try_acquire(const AcquireRequest *req, bool retry, CaioLease *lease,
 				  TimestampTz *busy_until)
 {
-	TimestampTz now = caio_clock_now(NULL);
-	TimestampTz expires_at = caio_expiry(now, req->ttl);
+	TimestampTz now;
+	TimestampTz expires_at;
 	bool		found;
 	bool		taken_over;
 
 	if (retry && caio_lease_lookup(req->resource, lease) &&
-		lease_held_by_other(req, lease, now))
+		lease_held_by_other(req, lease, caio_clock_now(NULL)))
 	{
 		*busy_until = lease->expires_at;
 		return ACQUIRE_HELD;
@@ -437,6 +442,8 @@ lease_try_acquire(const AcquireRequest *req, bool retry, CaioLease *lease,
 	if (!caio_resource_trylock(req->key))
 		return ACQUIRE_LOCKED;
 
+	now = caio_clock_now(NULL);
+	expires_at = caio_expiry(now, req->ttl);
 	found = caio_lease_lookup(req->resource, lease);
 	if (found && lease_held_by_other(req, lease, now))
 	{
