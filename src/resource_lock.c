@@ -25,8 +25,9 @@
  *
  * The tags live in the advisory lock space with field4 values that
  * pg_advisory_lock() never uses, so they show in pg_locks as "advisory" with
- * objsubid 17217 (resource), 17218 (waiter), 17219 (any-resource waiter) and
- * 17220 (an EVM wallet's nonces).
+ * objsubid 17217 (resource), 17218 (waiter), 17219 (any-resource waiter),
+ * 17220 (an EVM wallet's nonces) and 17221 (the token sequence's start-up
+ * move, held only while it is made).
  */
 #include "postgres.h"
 
@@ -127,6 +128,16 @@ caio_tag_lock(uint64 key, uint16 kind, LOCKMODE mode)
 
 	set_tag(&tag, key, kind);
 	(void) LockAcquire(&tag, mode, false, false);
+}
+
+/* Let a caio_tag_lock go before the transaction ends. */
+void
+caio_tag_unlock(uint64 key, uint16 kind, LOCKMODE mode)
+{
+	LOCKTAG		tag;
+
+	set_tag(&tag, key, kind);
+	(void) LockRelease(&tag, mode, false);
 }
 
 /*

@@ -14,9 +14,11 @@ extern bool caio_resource_trylock(uint64 key);
 extern void caio_resource_lock(uint64 key, LOCKMODE mode);
 extern void caio_resource_unlock(uint64 key, LOCKMODE mode);
 extern void caio_tag_lock(uint64 key, uint16 kind, LOCKMODE mode);
+extern void caio_tag_unlock(uint64 key, uint16 kind, LOCKMODE mode);
 
 /* Tag spaces of caio_tag_lock; resource_lock.c keeps 17217 to 17219. */
 #define CAIO_TAG_WALLET			17220	/* nonce reservation on one wallet */
+#define CAIO_TAG_TOKEN_MOVE		17221	/* the token sequence's start-up move */
 extern void caio_waiter_enter(uint64 key);
 extern void caio_waiter_leave(uint64 key);
 extern void caio_wake_all_waiters_at_end(void);

@@ -52,6 +52,7 @@
 
 #include "caio.h"
 #include "catalog.h"
+#include "resource_lock.h"
 #include "shared.h"
 #include "token.h"
 
@@ -325,15 +326,23 @@ token_make_durable(Oid seq, CaioTokenCovers *covers, int64 token)
  * Move the sequence UNFLUSHED_MAX above where it restarted, past every
  * token a crash may have taken back (token_flush.c), and flush the move
  * before any token leaves.  With covers, once per server run: one backend
- * moves it, the others wait on the lock and find it moved.  The lock
- * conflicts with nextval and setval (an epoch's move) elsewhere, so nothing
- * moves the sequence between the read and the move.  A sequence at 1 and
- * never called handed out nothing; any other was, or was set by hand.
+ * moves it, the others wait for the move and find it made.
+ *
+ * The move draws UNFLUSHED_MAX values rather than set the sequence: drawing
+ * only ever moves it forward, so it needs no lock against the sessions that
+ * draw tokens meanwhile.  Reading the sequence and setting it would need one
+ * that conflicts with nextval, and every open transaction that drew a token
+ * holds nextval's lock to its end: the move would wait for all of them, and
+ * every later draw would queue behind the move (a deadlock, too, with a
+ * transaction that drew a token and then waits for the mover's resource).
+ * The movers queue on a lock of their own, let go as soon as the move is
+ * flushed.  A sequence at 1 and never called handed out nothing; any other
+ * was, or was set by hand.
  */
 static void
 token_restart_move(CaioTokenCovers *covers, Oid seq)
 {
-	LockRelationOid(seq, ExclusiveLock);
+	caio_tag_lock(seq, CAIO_TAG_TOKEN_MOVE, ExclusiveLock);
 	if (covers == NULL || !caio_token_restart_moved(covers, seq))
 	{
 		CaioSpi		spi;
@@ -342,20 +351,23 @@ token_restart_move(CaioTokenCovers *covers, Oid seq)
 
 		caio_spi_begin(&spi);
 		last = sequence_last(&used);
+		caio_spi_end(&spi);
 		if (used || last > 1)
 		{
-			sequence_set(seq, last + CAIO_TOKEN_UNFLUSHED_MAX);
+			int64		moved = last;
+
+			for (int i = 0; i < CAIO_TOKEN_UNFLUSHED_MAX; i++)
+				moved = nextval_internal(seq, false);
 			ereport(LOG,
 					(errmsg("caio moves tokens past those the server may have handed out before it started"),
 					 errdetail("The token sequence was at " INT64_FORMAT "; the next token is above " INT64_FORMAT ".",
-							   last, last + CAIO_TOKEN_UNFLUSHED_MAX)));
+							   last, moved)));
 		}
-		caio_spi_end(&spi);
 		XLogFlush(sequence_lsn(seq));
 		if (covers != NULL)
 			caio_token_set_restart_moved(covers, seq);
 	}
-	UnlockRelationOid(seq, ExclusiveLock);
+	caio_tag_unlock(seq, CAIO_TAG_TOKEN_MOVE, ExclusiveLock);
 }
 
 /*
@@ -384,12 +396,15 @@ token_covers_after_move(Oid seq)
 	return covers;
 }
 
-/* caio_token_epoch, also in a session that updated from 0.1 just now. */
+/*
+ * caio_token_epoch, also in a session that updated from 0.1 just now (the
+ * new table's creation invalidates nothing the catalog caches).
+ */
 static Oid
 epoch_table_of(const CaioCatalog *cat)
 {
 	return OidIsValid(cat->token_epoch) ? cat->token_epoch :
-		get_relname_relid("caio_token_epoch", cat->schema);
+		caio_member_relation("caio_token_epoch");
 }
 
 /*

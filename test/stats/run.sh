@@ -6,7 +6,8 @@
 # caio preloaded tokens take another path (they wait for no WAL flush of
 # their own, and a server's first token moves the sequence), so the
 # isolation specs and the pgbench stress runs, with their invariant checks,
-# run in this cluster too.
+# run in this cluster too.  Last, test/stats/slotless.sh: a session's first
+# token in a database that got no slot of caio's shared memory.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . test/durability/lib.sh
@@ -34,3 +35,5 @@ echo "== isolation specs, caio preloaded"
 installcheck REGRESS=
 echo "== preloaded: $INSTALLCHECK_PASSED isolation specs passed"
 stress_runs "caio preloaded"
+
+test/stats/slotless.sh
