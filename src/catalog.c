@@ -13,6 +13,8 @@
 #include "access/table.h"
 #include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/dependency.h"
+#include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_extension.h"
@@ -68,13 +70,40 @@ caio_catalog_init(void)
 	CacheRegisterRelcacheCallback(caio_relcache_callback, (Datum) 0);
 }
 
+/*
+ * One of caio's relations, by its name in caio's schema, or InvalidOid when
+ * the extension has none of that name.  Anyone with CREATE in the schema can
+ * make a relation of any name there (one that a database still at an older
+ * version lacks, say), and caio reads and writes its relations as the
+ * extension owner: so a relation counts only if it belongs to the extension,
+ * and an index only if it is on one that does.
+ */
+Oid
+caio_member_relation(const char *name)
+{
+	Oid			relid = get_relname_relid(name, catalog.schema);
+	Oid			owner_relid = relid;
+
+	if (!OidIsValid(relid))
+		return InvalidOid;
+	if (get_rel_relkind(relid) == RELKIND_INDEX)
+		owner_relid = IndexGetRelation(relid, false);
+	if (getExtensionOfObject(RelationRelationId, owner_relid) != catalog.extension)
+		return InvalidOid;
+	return relid;
+}
+
 static Oid
 caio_relation(const char *name)
 {
-	Oid			relid = get_relname_relid(name, catalog.schema);
+	Oid			relid = caio_member_relation(name);
 
 	if (!OidIsValid(relid))
-		elog(ERROR, "caio's relation \"%s\" is missing", name);
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"caio\" has no relation \"%s\"", name),
+				 errdetail("caio uses only relations that belong to the extension."),
+				 errhint("Run ALTER EXTENSION caio UPDATE, or drop and create the extension again.")));
 	return relid;
 }
 
@@ -100,6 +129,7 @@ catalog_load(void)
 				 errmsg("extension \"caio\" is not installed in this database"),
 				 errhint("Run CREATE EXTENSION caio.")));
 	ext = (Form_pg_extension) GETSTRUCT(tuple);
+	catalog.extension = ext->oid;
 	catalog.schema = ext->extnamespace;
 	catalog.owner = ext->extowner;
 	systable_endscan(scan);
@@ -115,7 +145,7 @@ catalog_load(void)
 	catalog.clock = caio_relation("caio_clock");
 	catalog.token_seq = caio_relation("caio_token_seq");
 	/* Missing until ALTER EXTENSION caio UPDATE from 0.1. */
-	catalog.token_epoch = get_relname_relid("caio_token_epoch", catalog.schema);
+	catalog.token_epoch = caio_member_relation("caio_token_epoch");
 
 	if (catalog.schema != old_schema || catalog.lease_state != old_lease_state)
 		catalog.generation++;

@@ -17,6 +17,7 @@
 /* Reloaded after any invalidation of one of these relations. */
 typedef struct CaioCatalog
 {
+	Oid			extension;		/* caio's pg_extension row */
 	Oid			schema;
 	Oid			owner;			/* owner of the extension and its tables */
 	Oid			lease_state;
@@ -35,6 +36,7 @@ typedef struct CaioCatalog
 
 extern void caio_catalog_init(void);
 extern const CaioCatalog *caio_catalog(void);
+extern Oid	caio_member_relation(const char *name);
 
 /*
  * The columns of caio's tables that C reads by position, as in sql/caio.sql
