@@ -1,6 +1,6 @@
 -- caio_tap against tables that do not keep caio's contract: this file must
 -- FAIL, with diagnostics that say why (run.sh checks both).
-SELECT plan(8 + 8 + 8 + 8 + 5 + 6);
+SELECT plan(8 + 8 + 8 + 8 + 5 + 6 + 8 + 6 + 8 + 8 + 8 + 5 + 6);
 
 -- The fencing trigger was dropped: without the trigger's arguments the
 -- story cannot run; with the columns given, it shows the stale writes land.
@@ -15,5 +15,15 @@ SELECT * FROM caio_tap_fencing('transfers_renamed', '{"id": 2, "account": "0xabc
 SELECT * FROM caio_tap_versioned('payments_unversioned', '{"id": 2, "state": "new"}', 'version');
 -- The claim trigger is disabled.
 SELECT * FROM caio_tap_claimable('operations_disabled', '{"id": 2}');
+-- caio's triggers are enabled in replica mode only.
+SELECT * FROM caio_tap_fencing('transfers_replica', '{"id": 2, "wallet": "0xabc", "amount": 5}');
+SELECT * FROM caio_tap_claimable('operations_replica', '{"id": 2}');
+-- The resource column, and the token column, are now generated columns.
+SELECT * FROM caio_tap_fencing('transfers_generated', '{"id": 2, "wallet": "0xabc", "amount": 5}');
+SELECT * FROM caio_tap_fencing('transfers_generated_token', '{"id": 2, "wallet": "0xabc", "amount": 5}');
+-- Tables inherit from the protected, versioned and claimable tables.
+SELECT * FROM caio_tap_fencing('transfers_inherited', '{"id": 2, "wallet": "0xabc", "amount": 5}');
+SELECT * FROM caio_tap_versioned('payments_inherited', '{"id": 2, "state": "new"}');
+SELECT * FROM caio_tap_claimable('operations_inherited', '{"id": 2}');
 
 SELECT * FROM finish();
