@@ -11,6 +11,7 @@
 #include "caio.h"
 #include "catalog.h"
 #include "fencing.h"
+#include "merge.h"
 #include "nonce.h"
 #include "refusal.h"
 #include "resource_lock.h"
@@ -26,6 +27,7 @@ _PG_init(void)
 	caio_catalog_init();
 	caio_resource_lock_init();
 	caio_fencing_init();
+	caio_merge_init();
 	caio_nonce_init();
 	caio_refusal_init();
 	caio_shared_init();

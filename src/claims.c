@@ -20,8 +20,10 @@
 #include "access/relation.h"
 #include "access/table.h"
 #include "catalog/partition.h"
+#include "catalog/pg_inherits.h"
 #include "catalog/pg_trigger.h"
 #include "catalog/pg_type.h"
+#include "commands/event_trigger.h"
 #include "commands/tablecmds.h"
 #include "commands/trigger.h"
 #include "fmgr.h"
@@ -42,6 +44,7 @@
 #include "catalog.h"
 #include "clock.h"
 #include "guard.h"
+#include "merge.h"
 #include "refusal.h"
 #include "stats.h"
 #include "token.h"
@@ -130,15 +133,22 @@ claimable_columns(Relation rel)
 			missing = lappend(missing, cmd);
 		}
 		else
-			caio_check_writable_column(rel,
-									   caio_trigger_column(rel, claim_columns[i].name,
-														   "claim column",
-														   &claim_columns[i].type, 1),
-									   "claim column");
+		{
+			caio_check_writable_column(rel, attnum, "claim column");
+			(void) caio_trigger_column(rel, claim_columns[i].name, "claim column",
+									   &claim_columns[i].type, 1);
+		}
 	}
 	if (missing != NIL)
 	{
+		/*
+		 * Event triggers collect what an ALTER TABLE command does; this one
+		 * runs inside whatever statement called caio_claimable (a SELECT, a
+		 * CREATE TABLE AS), which has no ALTER TABLE command to add to.
+		 */
+		EventTriggerInhibitCommandCollection();
 		AlterTableInternal(RelationGetRelid(rel), missing, true);
+		EventTriggerUndoInhibitCommandCollection();
 		CommandCounterIncrement();
 	}
 }
@@ -257,6 +267,7 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	int			att[CLAIM_NCOLUMNS];
 	ClaimState	old = {0};
 	ClaimState	new;
+	CaioColumnWrite sets_token;
 
 	for (int i = 0; i < CLAIM_NCOLUMNS; i++)
 		att[i] = caio_trigger_column(rel, claim_columns[i].name, "claim column",
@@ -282,9 +293,10 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 		if (new.token != 0)
 			caio_refuse_stale_claim(rel, new.token, 0, false);
 	}
-	else if (!bms_is_member(att[CLAIM_TOKEN] - FirstLowInvalidHeapAttributeNumber,
-							td->tg_updatedcols))
+	else if ((sets_token = caio_update_sets(td, att[CLAIM_TOKEN])) == CAIO_COLUMN_KEPT)
 		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_NOT_SET);
+	else if (sets_token == CAIO_COLUMN_UNKNOWN && new.token == old.token)
+		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_MERGE_UNKNOWN);
 	else if (new.token == 0)
 		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_SET_NULL);
 	else if (new.token != old.token)
@@ -532,30 +544,72 @@ claim_plans_for(Relation rel, const char *filter)
 	return slot;
 }
 
-/* Whether caio's claim trigger is on the table, as caio_claimable put it. */
-static bool
-claim_trigger_in_place(Relation rel)
+/*
+ * What keeps caio's claim trigger on one table (the claimable one, or one of
+ * its partitions) from fencing the rows caio_claim hands out, as a detail;
+ * NULL when nothing does.  The trigger must be caio's, as caio_claimable put
+ * it, and fire for the writes of ordinary sessions and of this one: enabled
+ * in origin or always mode, and not origin mode in a session whose
+ * session_replication_role is replica.
+ */
+static char *
+claim_trigger_problem(Relation rel)
 {
 	const int16 events = TRIGGER_TYPE_ROW | TRIGGER_TYPE_BEFORE | TRIGGER_TYPE_INSERT |
 		TRIGGER_TYPE_UPDATE | TRIGGER_TYPE_DELETE;
+	const char *table = RelationGetRelationName(rel);
 	TriggerDesc *triggers = rel->trigdesc;
 
-	if (triggers == NULL)
-		return false;
-	for (int i = 0; i < triggers->numtriggers; i++)
+	for (int i = 0; triggers != NULL && i < triggers->numtriggers; i++)
 	{
 		Trigger    *trigger = &triggers->triggers[i];
 		FmgrInfo	function;
 
 		if (strcmp(trigger->tgname, CLAIM_TRIGGER_NAME) != 0)
 			continue;
-		if (trigger->tgenabled == TRIGGER_DISABLED ||
-			(trigger->tgtype & events) != events)
-			return false;
 		fmgr_info(trigger->tgfoid, &function);
-		return function.fn_addr == caio_claim_trigger;
+		if ((trigger->tgtype & events) != events || function.fn_addr != caio_claim_trigger)
+			break;
+		if (trigger->tgenabled == TRIGGER_DISABLED)
+			return psprintf("The trigger caio_claim on table \"%s\" is disabled.", table);
+		if (trigger->tgenabled == TRIGGER_FIRES_ON_REPLICA)
+			return psprintf("The trigger caio_claim on table \"%s\" is enabled in replica mode only, so it does not fire for ordinary writes.",
+							table);
+		if (trigger->tgenabled == TRIGGER_FIRES_ON_ORIGIN &&
+			SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
+			return psprintf("session_replication_role is replica, so the trigger caio_claim on table \"%s\", enabled in origin mode, does not fire in this session.",
+							table);
+		return NULL;
 	}
-	return false;
+	return psprintf("Table \"%s\" has no trigger caio_claim of caio's.", table);
+}
+
+/*
+ * The same for a claimable table and, if it is partitioned, each of its
+ * partitions, whose own trigger (a clone of the table's) fires for their rows.
+ */
+static char *
+claim_table_problem(Relation rel)
+{
+	char	   *problem = claim_trigger_problem(rel);
+	ListCell   *lc;
+
+	if (problem != NULL || rel->rd_rel->relkind != RELKIND_PARTITIONED_TABLE)
+		return problem;
+	foreach(lc, find_all_inheritors(RelationGetRelid(rel), AccessShareLock, NULL))
+	{
+		Relation	part;
+
+		if (lfirst_oid(lc) == RelationGetRelid(rel))
+			continue;
+		part = relation_open(lfirst_oid(lc), NoLock);
+		if (part->rd_rel->relkind == RELKIND_RELATION)
+			problem = claim_trigger_problem(part);
+		relation_close(part, NoLock);
+		if (problem != NULL)
+			return problem;
+	}
+	return NULL;
 }
 
 /*
@@ -591,6 +645,7 @@ claim_table_open(FunctionCallInfo fcinfo)
 	char		relkind = OidIsValid(relid) ? get_rel_relkind(relid) : '\0';
 	char	   *name = OidIsValid(relid) ? get_rel_name(relid) : NULL;
 	Relation	rel;
+	char	   *problem;
 
 	if (relkind != RELKIND_RELATION && relkind != RELKIND_PARTITIONED_TABLE)
 		ereport(ERROR,
@@ -605,12 +660,13 @@ claim_table_open(FunctionCallInfo fcinfo)
 				(errcode(ERRCODE_UNDEFINED_TABLE),
 				 errmsg("table \"%s\" was dropped", name),
 				 errdetail("Another transaction dropped the table while caio_claim waited for it.")));
-	if (!claim_trigger_in_place(rel))
+	problem = claim_table_problem(rel);
+	if (problem != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 				 errmsg("table \"%s\" is not claimable", RelationGetRelationName(rel)),
-				 errdetail("Its trigger caio_claim is missing, disabled, or not caio's."),
-				 errhint("Run caio_claimable('%s') first.",
+				 errdetail("%s", problem),
+				 errhint("Run caio_claimable('%s') first, and keep its trigger enabled (ALTER TABLE ... ENABLE TRIGGER caio_claim).",
 						 quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
 													RelationGetRelationName(rel)))));
 	return rel;

@@ -121,4 +121,31 @@ typedef bool CaioUpdateIndexes;
 #define CAIO_REL_LOCATOR(rel)	((rel)->rd_node)
 #endif
 
+/* PostgreSQL 18 took ExecutorRun's execute_once away. */
+#if PG_VERSION_NUM >= 180000
+#define CAIO_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count
+#define CAIO_EXECUTOR_RUN_ARGS queryDesc, direction, count
+#else
+#define CAIO_EXECUTOR_RUN_PARAMS \
+	QueryDesc *queryDesc, ScanDirection direction, uint64 count, bool execute_once
+#define CAIO_EXECUTOR_RUN_ARGS queryDesc, direction, count, execute_once
+#endif
+
+/*
+ * PostgreSQL 17 keeps a MERGE target's actions by match kind, adds WHEN NOT
+ * MATCHED BY SOURCE (whose actions may UPDATE too), and names the action
+ * that runs (for merge_action()); before, nothing outside the executor's
+ * own stack tells which action runs.
+ */
+#if PG_VERSION_NUM >= 170000
+#define CAIO_MERGE_UPDATE_ACTION_LISTS(rri) \
+	{ (rri)->ri_MergeActions[MERGE_WHEN_MATCHED], \
+	  (rri)->ri_MergeActions[MERGE_WHEN_NOT_MATCHED_BY_SOURCE] }
+#define CAIO_MERGE_RUNNING_ACTION(mtstate)	((mtstate)->mt_merge_action)
+#else
+#define CAIO_MERGE_UPDATE_ACTION_LISTS(rri)	{ (rri)->ri_matchedMergeAction }
+#define CAIO_MERGE_RUNNING_ACTION(mtstate)	((void) (mtstate), (MergeActionState *) NULL)
+#endif
+
 #endif							/* CAIO_COMPAT_H */

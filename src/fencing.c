@@ -36,6 +36,7 @@
 #include "fencing.h"
 #include "guard.h"
 #include "lease.h"
+#include "merge.h"
 #include "refusal.h"
 #include "resource_lock.h"
 #include "stats.h"
@@ -386,27 +387,82 @@ fence_token_of(const FenceSpec *spec, HeapTuple row, int64 *token)
 }
 
 /*
+ * What a write names for its row: a token (named, token), or none, and then
+ * why (missing); and the token the row carried before (an UPDATE's).
+ */
+typedef struct FenceNamed
+{
+	bool		named;
+	int64		token;
+	CaioTokenMissing missing;
+	bool		has_row_token;
+	int64		row_token;
+} FenceNamed;
+
+/*
+ * What the trigger's write names: an INSERT, the token column's value; an
+ * UPDATE, the value if it sets the column (caio_update_sets); a DELETE,
+ * nothing.  A MERGE action that caio cannot tell apart from its siblings
+ * names the value only if it changed the row's token, which an action that
+ * leaves the column alone cannot do; one that kept it names nothing.
+ */
+static void
+fence_named(const TriggerData *td, const FenceSpec *spec, FenceNamed *names)
+{
+	memset(names, 0, sizeof(*names));
+	names->missing = CAIO_TOKEN_NOT_SET;
+	if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
+	{
+		names->missing = CAIO_TOKEN_DELETE;
+		return;
+	}
+	names->named = fence_token_of(spec, TRIGGER_FIRED_BY_INSERT(td->tg_event)
+								  ? td->tg_trigtuple : td->tg_newtuple,
+								  &names->token);
+	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
+		return;
+
+	names->has_row_token = fence_token_of(spec, td->tg_trigtuple, &names->row_token);
+	switch (caio_update_sets(td, spec->layout->token_att))
+	{
+		case CAIO_COLUMN_SET:
+			break;
+		case CAIO_COLUMN_KEPT:
+			names->named = false;
+			break;
+		case CAIO_COLUMN_UNKNOWN:
+			if (names->named == names->has_row_token &&
+				(!names->named || names->token == names->row_token))
+			{
+				names->named = false;
+				names->missing = CAIO_TOKEN_MERGE_UNKNOWN;
+			}
+			break;
+	}
+}
+
+/*
  * Check the write under the resource's lock (kept until the transaction
  * ends) and return the token it writes under: the one it named, or the one
  * caio_use named for the resource.
  */
 static int64
-fence_check(const FenceSpec *spec, const char *resource, bool named,
-			int64 token, bool has_row_token, int64 row_token)
+fence_check(const FenceSpec *spec, const char *resource, const FenceNamed *names)
 {
 	CaioLease	newest;
 	bool		found = caio_lease_pin(resource, &newest);
-	UsedLease  *used = named ? NULL : used_lease_for(resource);
+	UsedLease  *used = names->named ? NULL : used_lease_for(resource);
+	int64		token = names->token;
 
-	if (!named && used == NULL)
+	if (!names->named && used == NULL)
 		caio_refuse_missing_token(spec->rel, resource, spec->token_column,
-								  found ? &newest : NULL);
-	if (!named)
+								  found ? &newest : NULL, names->missing);
+	if (!names->named)
 		token = used->token;
 	if (!found || !caio_lease_is_current(&newest, token, NULL) ||
-		(has_row_token && row_token > token))
+		(names->has_row_token && names->row_token > token))
 		caio_refuse_stale_write(spec->rel, resource, token,
-								found ? &newest : NULL, row_token);
+								found ? &newest : NULL, names->row_token);
 	return token;
 }
 
@@ -426,34 +482,24 @@ caio_fence_trigger(PG_FUNCTION_ARGS)
 {
 	TriggerData *td = (TriggerData *) fcinfo->context;
 	FenceSpec	spec;
-	HeapTuple	old_row = NULL;
+	FenceNamed	names;
+	HeapTuple	written;
 	HeapTuple	new_row = NULL;
 	Datum		value;
 	char	   *resource;
-	int64		token = 0;
-	int64		row_token = 0;
-	bool		named = false;
-	bool		has_row_token = false;
+	int64		token;
 
 	fence_spec(fcinfo, &spec);
-
-	if (TRIGGER_FIRED_BY_INSERT(td->tg_event))
-		new_row = td->tg_trigtuple;
-	else if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
-	{
-		old_row = td->tg_trigtuple;
-		new_row = td->tg_newtuple;
-	}
-	else
-		old_row = td->tg_trigtuple;
-
 	/* The row written: the new one of an INSERT or UPDATE, the deleted one. */
-	value = fence_resource_value(&spec, TRIGGER_FIRED_BY_UPDATE(td->tg_event)
-								 ? td->tg_newtuple : td->tg_trigtuple);
+	written = TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? td->tg_newtuple : td->tg_trigtuple;
+	if (!TRIGGER_FIRED_BY_DELETE(td->tg_event))
+		new_row = written;
+
+	value = fence_resource_value(&spec, written);
 	resource = fence_resource(&spec, value);
-	if (old_row && new_row)
+	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
-		Datum		old_value = fence_resource_value(&spec, old_row);
+		Datum		old_value = fence_resource_value(&spec, td->tg_trigtuple);
 		char	   *old_resource;
 
 		/* The same bytes name the same resource: one text form is enough. */
@@ -467,22 +513,15 @@ caio_fence_trigger(PG_FUNCTION_ARGS)
 							RelationGetRelationName(spec.rel), old_resource, resource),
 					 errhint("Delete the row under the first resource's lease and insert it under the second's."),
 					 errtable(spec.rel)));
-		has_row_token = fence_token_of(&spec, old_row, &row_token);
 	}
 
-	/* INSERT names the token column's value; UPDATE only if it sets it. */
-	if (new_row &&
-		(old_row == NULL ||
-		 bms_is_member(spec.layout->token_att - FirstLowInvalidHeapAttributeNumber,
-					   td->tg_updatedcols)))
-		named = fence_token_of(&spec, new_row, &token);
-
-	token = fence_check(&spec, resource, named, token, has_row_token, row_token);
+	fence_named(td, &spec, &names);
+	token = fence_check(&spec, resource, &names);
 	caio_count(CAIO_WRITES_ACCEPTED, 1);
 
 	if (new_row == NULL)
-		return PointerGetDatum(old_row);
-	if (!named)
+		return PointerGetDatum(td->tg_trigtuple);
+	if (!names.named)
 		new_row = fence_fill_token(&spec, new_row, token);
 	return PointerGetDatum(new_row);
 }

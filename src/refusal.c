@@ -127,29 +127,59 @@ caio_refuse_stale_write(Relation rel, const char *resource, int64 named,
 #undef REFUSE_STALE_WRITE
 }
 
+/*
+ * Why a write to a protected table named no token: how its detail begins,
+ * and its hint.
+ */
+static void
+missing_token_why(const char *token_column, CaioTokenMissing why,
+				  const char **because, const char **hint)
+{
+	switch (why)
+	{
+		case CAIO_TOKEN_DELETE:
+			*because = "A DELETE names no token in its row (nor does a row's move to another partition, which PostgreSQL runs as a DELETE from the old partition and an INSERT into the new one)";
+			*hint = "Call caio_use(lease) first: it covers the transaction's writes to the resource's rows, deletes and moves included.";
+			return;
+		case CAIO_TOKEN_MERGE_UNKNOWN:
+			*because = psprintf("The write is an UPDATE action of a MERGE whose UPDATE actions do not all set column \"%s\", and it kept the row's token; this PostgreSQL does not tell a trigger which action runs, so caio takes it as naming no token,",
+								token_column);
+			*hint = psprintf("Set \"%s\" in every UPDATE action of the MERGE or in none, or call caio_use(lease) first.",
+							 token_column);
+			return;
+		case CAIO_TOKEN_NOT_SET:
+			break;
+	}
+	*because = psprintf("The write did not set column \"%s\"", token_column);
+	*hint = psprintf("Set \"%s\" to the token of your lease, or call caio_use(lease) first.",
+					 token_column);
+}
+
 /* LK003 for a write that named no token and no lease through caio_use. */
 void
 caio_refuse_missing_token(Relation rel, const char *resource,
-						  const char *token_column, const CaioLease *newest)
+						  const char *token_column, const CaioLease *newest,
+						  CaioTokenMissing why)
 {
 	const char *table = RelationGetRelationName(rel);
+	const char *because;
+	const char *hint;
+
+	missing_token_why(token_column, why, &because, &hint);
 
 #define REFUSE_MISSING_TOKEN(current, ...) \
 	REFUSE(ERRCODE_CAIO_FENCING_MISSING, rel, resource, "token", NULL, (current), \
 		   errmsg("missing fencing token for resource \"%s\" on table \"%s\"", \
 				  resource, table), \
-		   __VA_ARGS__, \
-		   errhint("Set \"%s\" to the token of your lease, or call caio_use(lease) first.", \
-				   token_column), \
-		   errtable(rel))
+		   __VA_ARGS__, errhint("%s", hint), errtable(rel))
 
 	if (newest == NULL)
 		REFUSE_MISSING_TOKEN(NULL,
-							 errdetail("The write did not set column \"%s\" and no lease on the resource was named with caio_use() in this transaction; the resource has no lease on record (none was granted, or it was purged).",
-									   token_column));
+							 errdetail("%s and no lease on the resource was named with caio_use() in this transaction; the resource has no lease on record (none was granted, or it was purged).",
+									   because));
 	REFUSE_MISSING_TOKEN(&newest->token,
-						 errdetail("The write did not set column \"%s\" and no lease on the resource was named with caio_use() in this transaction; the newest token for the resource is %lld.",
-								   token_column, (long long) newest->token));
+						 errdetail("%s and no lease on the resource was named with caio_use() in this transaction; the newest token for the resource is %lld.",
+								   because, (long long) newest->token));
 #undef REFUSE_MISSING_TOKEN
 }
 
@@ -232,6 +262,10 @@ caio_refuse_missing_claim(Relation rel, int64 current, CaioClaimMissing why)
 		REFUSE_MISSING_CLAIM(errdetail("The row is claimed under token %lld; the write set claim_token to NULL.",
 									   (long long) current),
 							 errhint("%s", claim_missing_hint));
+	if (why == CAIO_CLAIM_MERGE_UNKNOWN)
+		REFUSE_MISSING_CLAIM(errdetail("The row is claimed under token %lld; the write is an UPDATE action of a MERGE whose UPDATE actions do not all set claim_token, and this PostgreSQL does not tell a trigger which action runs, so caio takes it as naming no claim token.",
+									   (long long) current),
+							 errhint("Set claim_token in every UPDATE action of the MERGE, or in none."));
 	REFUSE_MISSING_CLAIM(errdetail("The row is claimed under token %lld; the write did not set claim_token.",
 								   (long long) current),
 						 errhint("%s", claim_missing_hint));

@@ -12,12 +12,21 @@
 
 #include "lease.h"
 
+/* LK003: a write to a protected table that named no token, and why. */
+typedef enum CaioTokenMissing
+{
+	CAIO_TOKEN_NOT_SET,			/* an INSERT or UPDATE that set no token */
+	CAIO_TOKEN_DELETE,			/* a DELETE, or a move to another partition */
+	CAIO_TOKEN_MERGE_UNKNOWN	/* a MERGE action that may have set none */
+} CaioTokenMissing;
+
 /* LK003: a write that named no claim token, and why. */
 typedef enum CaioClaimMissing
 {
 	CAIO_CLAIM_DELETE,			/* a DELETE of a claimed row */
 	CAIO_CLAIM_NOT_SET,			/* an UPDATE that did not set claim_token */
-	CAIO_CLAIM_SET_NULL			/* an UPDATE that set it to NULL */
+	CAIO_CLAIM_SET_NULL,		/* an UPDATE that set it to NULL */
+	CAIO_CLAIM_MERGE_UNKNOWN	/* a MERGE action that may have set none */
 } CaioClaimMissing;
 
 /* The nonce a mark was refused for. */
@@ -39,7 +48,8 @@ pg_noreturn extern void caio_refuse_stale_write(Relation rel, const char *resour
 												int64 row_token);
 pg_noreturn extern void caio_refuse_missing_token(Relation rel, const char *resource,
 												  const char *token_column,
-												  const CaioLease *newest);
+												  const CaioLease *newest,
+												  CaioTokenMissing why);
 pg_noreturn extern void caio_refuse_stale_lease(const CaioLease *lease,
 												const CaioLease *newest);
 
