@@ -133,15 +133,11 @@ SELECT (c).t, (c).claim_holder
 INSERT INTO odd_jobs (t, caio_claimed) VALUES (3, 'three');
 SELECT count(*) AS claimed FROM caio_claim(NULL::odd_jobs, 'worker-c', '30 seconds', 5, 'state = ''pending'' -- all of them');
 
--- Rows of tables that inherit from a claimable table are not claimed: the
--- trigger on the parent does not guard them.  A table with children
--- cannot be made claimable in the first place.
+-- A table with inheritance children cannot be made claimable: the trigger
+-- on the parent would not guard the children's rows (and a claimable
+-- table cannot get children later: sql/altered_tables.sql).
 CREATE TABLE parent_jobs (id int, state text DEFAULT 'pending');
-SELECT caio_claimable('parent_jobs');
 CREATE TABLE child_jobs () INHERITS (parent_jobs);
-INSERT INTO child_jobs (id) VALUES (1);
-INSERT INTO parent_jobs (id) VALUES (2);
-SELECT id, claim_holder FROM caio_claim(NULL::parent_jobs, 'worker-a', '30 seconds', 5);
 SELECT caio_claimable('parent_jobs');
 \echo :LAST_ERROR_SQLSTATE
 

@@ -7,18 +7,24 @@
  */
 #include "postgres.h"
 
+#include "access/genam.h"
 #include "access/table.h"
 #include "catalog/dependency.h"
+#include "catalog/indexing.h"
 #include "catalog/pg_inherits.h"
+#include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
+#include "commands/event_trigger.h"
 #include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/makefuncs.h"
+#include "parser/parse_func.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
 #include "utils/rel.h"
 
@@ -26,6 +32,8 @@
 #include "args.h"
 #include "catalog.h"
 #include "guard.h"
+
+PG_FUNCTION_INFO_V1(caio_guard_inheritance);
 
 /*
  * Open the table an argument names, for its owner only.  Ownership and kind
@@ -161,6 +169,14 @@ caio_trigger_column(Relation rel, const char *column, const char *what,
 						column, RelationGetRelationName(rel)),
 				 errdetail("caio's trigger on the table names it as the %s.", what),
 				 errhint("Install the trigger again after renaming or dropping a column it names.")));
+	if (TupleDescAttr(RelationGetDescr(rel), attnum - 1)->attgenerated)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("column \"%s\" of table \"%s\" is a generated column",
+						column, RelationGetRelationName(rel)),
+				 errdetail("caio's trigger on the table names it as the %s, and reads it before generated columns are computed, so it would check the row's old value.",
+						   what),
+				 errhint("Make the column a plain one again, or install the trigger again with another column.")));
 	typid = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
 	if (!caio_type_is_one_of(typid, types, ntypes))
 		caio_column_type_error(rel, column, what, typid, types, ntypes);
@@ -183,8 +199,29 @@ caio_check_writable_column(Relation rel, int attnum, const char *what)
 }
 
 /*
+ * A guarded table that has inheritance children now (caio_table_open refused
+ * them, and caio's event trigger refuses new ones, but a superuser can get
+ * around both): its row triggers do not fire for the children's rows, which
+ * a write through the table reaches, so no write to the table goes through.
+ */
+static void
+check_no_inheritance_children(Relation rel)
+{
+	if (rel->rd_rel->relkind != RELKIND_RELATION || !rel->rd_rel->relhassubclass ||
+		find_inheritance_children(RelationGetRelid(rel), NoLock) == NIL)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+			 errmsg("table \"%s\" has inheritance children", RelationGetRelationName(rel)),
+			 errdetail("caio's trigger on the table does not fire for the rows of its children, so they would go unguarded."),
+			 errhint("Detach the children (ALTER TABLE ... NO INHERIT), or use declarative partitioning."),
+			 errtable(rel)));
+}
+
+/*
  * The TriggerData of a call to one of caio's trigger functions, refused when
- * the function was not installed the way its installer installs it.
+ * the function was not installed the way its installer installs it, or the
+ * table no longer is as it was checked then.
  */
 TriggerData *
 caio_trigger_data(FunctionCallInfo fcinfo, const char *installer, int nargs)
@@ -199,7 +236,31 @@ caio_trigger_data(FunctionCallInfo fcinfo, const char *installer, int nargs)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("%s() must be installed by %s()",
 						get_func_name(fcinfo->flinfo->fn_oid), installer)));
+	check_no_inheritance_children(td->tg_relation);
 	return td;
+}
+
+/*
+ * One of caio's trigger functions, by name in caio's schema; only a function
+ * that belongs to the extension, as for its relations (caio_member_relation):
+ * the trigger runs it for every writer of the table.
+ */
+static Oid
+caio_trigger_function(const CaioCatalog *cat, const char *function_name)
+{
+	/* cppcheck-suppress unknownEvaluationOrder ; list_make2's cells are independent */
+	List	   *name = list_make2(makeString(get_namespace_name(cat->schema)),
+								  makeString((char *) function_name));
+	Oid			funcoid = LookupFuncName(name, 0, NULL, true);
+
+	if (!OidIsValid(funcoid) ||
+		getExtensionOfObject(ProcedureRelationId, funcoid) != cat->extension)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"caio\" has no function %s()", function_name),
+				 errdetail("caio uses only functions that belong to the extension."),
+				 errhint("Run ALTER EXTENSION caio UPDATE, or drop and create the extension again.")));
+	return funcoid;
 }
 
 /*
@@ -214,6 +275,7 @@ caio_table_install_trigger(Relation rel, const char *trigger_name,
 {
 	const CaioCatalog *cat = caio_catalog();
 	Oid			relid = RelationGetRelid(rel);
+	Oid			funcoid = caio_trigger_function(cat, function_name);
 	Oid			old_trigger = get_trigger_oid(relid, trigger_name, true);
 	CreateTrigStmt *stmt = makeNode(CreateTrigStmt);
 	Oid			saved_user;
@@ -231,9 +293,7 @@ caio_table_install_trigger(Relation rel, const char *trigger_name,
 	stmt->trigname = (char *) trigger_name;
 	stmt->relation = makeRangeVar(get_namespace_name(RelationGetNamespace(rel)),
 								  RelationGetRelationName(rel), -1);
-	/* cppcheck-suppress unknownEvaluationOrder ; list_make2's cells are independent */
-	stmt->funcname = list_make2(makeString(get_namespace_name(cat->schema)),
-								makeString((char *) function_name));
+	stmt->funcname = list_make1(makeString((char *) function_name));
 	stmt->args = args;
 	stmt->row = true;
 	stmt->timing = TRIGGER_TYPE_BEFORE;
@@ -244,8 +304,131 @@ caio_table_install_trigger(Relation rel, const char *trigger_name,
 						   saved_context | SECURITY_LOCAL_USERID_CHANGE);
 	guc_level = caio_search_path_pin();
 	CreateTrigger(stmt, NULL, relid, InvalidOid, InvalidOid, InvalidOid,
-				  InvalidOid, InvalidOid, NULL, false, false);
+				  funcoid, InvalidOid, NULL, false, false);
 	caio_search_path_restore(guc_level);
 	SetUserIdAndSecContext(saved_user, saved_context);
 	CommandCounterIncrement();
+}
+
+/* ----------------------------------------------------------------
+ * Inheritance children of guarded tables
+ * ----------------------------------------------------------------
+ */
+
+/* The name of caio's trigger that guards a table, or NULL when none does. */
+static const char *
+guarding_trigger(Relation rel)
+{
+	TriggerDesc *triggers = rel->trigdesc;
+
+	for (int i = 0; triggers != NULL && i < triggers->numtriggers; i++)
+	{
+		FmgrInfo	function;
+
+		fmgr_info(triggers->triggers[i].tgfoid, &function);
+		if (function.fn_addr == caio_fence_trigger ||
+			function.fn_addr == caio_claim_trigger ||
+			function.fn_addr == caio_version_trigger)
+			return triggers->triggers[i].tgname;
+	}
+	return NULL;
+}
+
+/* The inheritance parents of a table (partitioned ones among them). */
+static List *
+inheritance_parents(Oid relid)
+{
+	List	   *parents = NIL;
+	Relation	inherits = table_open(InheritsRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+
+	ScanKeyInit(&key, Anum_pg_inherits_inhrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(relid));
+	scan = systable_beginscan(inherits, InheritsRelidSeqnoIndexId, true, NULL, 1, &key);
+	while (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		parents = lappend_oid(parents, ((Form_pg_inherits) GETSTRUCT(tuple))->inhparent);
+	systable_endscan(scan);
+	table_close(inherits, AccessShareLock);
+	return parents;
+}
+
+/*
+ * Refuse a table that is an inheritance child, at any depth, of a table
+ * that caio guards: a write through that table reaches the child's rows,
+ * and its row trigger does not fire for them.  Partitions are not such
+ * children: they get the partitioned table's triggers.
+ */
+static void
+refuse_guarded_ancestor(Oid child)
+{
+	List	   *ancestors = inheritance_parents(child);
+	ListCell   *lc;
+
+	/* The list grows as it is walked: each ancestor's parents join it. */
+	foreach(lc, ancestors)
+	{
+		Relation	parent = table_open(lfirst_oid(lc), AccessShareLock);
+		const char *trigger = NULL;
+
+		if (parent->rd_rel->relkind == RELKIND_RELATION)
+		{
+			trigger = guarding_trigger(parent);
+			ancestors = list_concat_unique_oid(ancestors,
+											   inheritance_parents(lfirst_oid(lc)));
+		}
+		if (trigger != NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+					 errmsg("table \"%s\" cannot inherit from \"%s\"",
+							get_rel_name(child), RelationGetRelationName(parent)),
+					 errdetail("caio guards \"%s\" with its trigger %s, which does not fire for the rows of inheritance children, so they would go unguarded.",
+							   RelationGetRelationName(parent), trigger),
+					 errhint("Use declarative partitioning (partitions get the trigger), or guard each table on its own without inheritance.")));
+		table_close(parent, AccessShareLock);
+	}
+}
+
+static const char *const ddl_tables_sql =
+"SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
+" WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+"   AND objsubid OPERATOR(pg_catalog.=) 0";
+
+/*
+ * caio's event trigger at the end of CREATE TABLE and ALTER TABLE (foreign
+ * tables too): no table the command made or changed may be an inheritance
+ * child of a table that caio guards.  caio_protect, caio_claimable and
+ * caio_versioned refuse a table that has such children; this keeps one from
+ * being added later.
+ */
+Datum
+caio_guard_inheritance(PG_FUNCTION_ARGS)
+{
+	int			guc_level;
+	List	   *tables = NIL;
+	ListCell   *lc;
+
+	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("caio_guard_inheritance() must be called as an event trigger")));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	guc_level = caio_search_path_pin();
+	if (SPI_execute(ddl_tables_sql, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "caio could not read the event trigger's commands");
+	for (uint64 i = 0; i < SPI_processed; i++)
+	{
+		bool		isnull;
+
+		tables = lappend_oid(tables, DatumGetObjectId(caio_spi_value((int) i, 1, &isnull)));
+	}
+	caio_search_path_restore(guc_level);
+	SPI_finish();
+
+	foreach(lc, tables)
+		if (get_rel_relkind(lfirst_oid(lc)) != '\0')
+			refuse_guarded_ancestor(lfirst_oid(lc));
+	PG_RETURN_NULL();
 }

@@ -29,4 +29,9 @@ extern void caio_table_install_trigger(Relation rel, const char *trigger_name,
 									   const char *function_name, List *args,
 									   int16 events);
 
+/* caio's trigger functions (fencing.c, claims.c, versioned.c). */
+extern Datum caio_fence_trigger(PG_FUNCTION_ARGS);
+extern Datum caio_claim_trigger(PG_FUNCTION_ARGS);
+extern Datum caio_version_trigger(PG_FUNCTION_ARGS);
+
 #endif							/* CAIO_GUARD_H */
