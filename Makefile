@@ -12,7 +12,7 @@ OBJS        = src/caio.o src/catalog.o src/args.o src/guard.o src/refusal.o \
               src/clock.o src/lease.o src/resource_lock.o src/fencing.o \
               src/versioned.o src/address.o src/nonce.o src/claims.o \
               src/token.o src/token_flush.o src/shared.o src/stats.o \
-              src/rows.o
+              src/rows.o src/merge.o
 # The headers in src/ are caio's own, not an API for other extensions: they
 # are not installed.
 
@@ -31,8 +31,8 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors lease_purge fencing fencing_errors versioned nonce nonce_errors nonce_dropped \
-               claims claims_errors stats bad_input versions \
-               privileges reinstall tokens upgrade own_tables
+               claims claims_errors merge altered_tables stats bad_input versions \
+               privileges reinstall tokens upgrade planted own_tables
 REGRESS_OPTS = --load-extension=caio
 
 # Isolation specs: test/isolation/specs/<name>.spec, expected output in

@@ -8,8 +8,8 @@
 CREATE TABLE caio_token_epoch (
     system_identifier  numeric(20) NOT NULL,
     database_oid       oid         NOT NULL,
-    timeline_id        bigint      NOT NULL CHECK (timeline_id > 0),
-    epoch              bigint      NOT NULL CHECK (epoch BETWEEN 0 AND 65535),
+    timeline_id        bigint      NOT NULL CHECK (timeline_id OPERATOR(pg_catalog.>) 0),
+    epoch              bigint      NOT NULL CHECK (epoch OPERATOR(pg_catalog.>=) 0 AND epoch OPERATOR(pg_catalog.<=) 65535),
     recorded_at        timestamptz NOT NULL
 );
 -- This database as the lineage, in epoch 0.  The checkpoint's timeline may

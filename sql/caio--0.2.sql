@@ -26,8 +26,8 @@ CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE;
 CREATE TABLE caio_token_epoch (
     system_identifier  numeric(20) NOT NULL,
     database_oid       oid         NOT NULL,
-    timeline_id        bigint      NOT NULL CHECK (timeline_id > 0),
-    epoch              bigint      NOT NULL CHECK (epoch BETWEEN 0 AND 65535),
+    timeline_id        bigint      NOT NULL CHECK (timeline_id OPERATOR(pg_catalog.>) 0),
+    epoch              bigint      NOT NULL CHECK (epoch OPERATOR(pg_catalog.>=) 0 AND epoch OPERATOR(pg_catalog.<=) 65535),
     recorded_at        timestamptz NOT NULL
 );
 -- This database as the lineage, in epoch 0.  The checkpoint's timeline may
@@ -45,11 +45,11 @@ SELECT s.system_identifier, d.oid, c.timeline_id, 0, pg_catalog.clock_timestamp(
 -- whatever collation the database uses.
 CREATE TABLE caio_lease_state (
     resource     text        COLLATE "C" PRIMARY KEY
-                             CHECK (octet_length(resource) BETWEEN 1 AND 255),
+                             CHECK (pg_catalog.octet_length(resource) OPERATOR(pg_catalog.>=) 1 AND pg_catalog.octet_length(resource) OPERATOR(pg_catalog.<=) 255),
     holder       text        NOT NULL
-                             CHECK (octet_length(holder) BETWEEN 1 AND 255),
+                             CHECK (pg_catalog.octet_length(holder) OPERATOR(pg_catalog.>=) 1 AND pg_catalog.octet_length(holder) OPERATOR(pg_catalog.<=) 255),
     holder_role  regrole     NOT NULL,
-    token        bigint      NOT NULL CHECK (token > 0),
+    token        bigint      NOT NULL CHECK (token OPERATOR(pg_catalog.>) 0),
     acquired_at  timestamptz NOT NULL,
     expires_at   timestamptz NOT NULL,
     released_at  timestamptz
@@ -59,7 +59,7 @@ CREATE TABLE caio_lease_state (
 CREATE TABLE caio_clock (
     singleton  boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
     frozen_at  timestamptz NOT NULL
-                           CHECK (frozen_at > '-infinity' AND frozen_at < 'infinity')
+                           CHECK (frozen_at OPERATOR(pg_catalog.>) '-infinity' AND frozen_at OPERATOR(pg_catalog.<) 'infinity')
 );
 
 -- One row per EVM wallet (chain, address): the hot row of nonce reservation.
@@ -67,10 +67,10 @@ CREATE TABLE caio_clock (
 -- room on the page the update is HOT.  Every update rechecks every CHECK
 -- constraint, so the row carries only cheap ones.
 CREATE TABLE caio_nonce_wallet (
-    chain_id     bigint      NOT NULL CHECK (chain_id > 0),
+    chain_id     bigint      NOT NULL CHECK (chain_id OPERATOR(pg_catalog.>) 0),
     address      text        COLLATE "C" NOT NULL,  -- parsed and lowercased in C
-    chain_count  bigint      NOT NULL DEFAULT 0 CHECK (chain_count >= 0),
-    next_nonce   bigint      NOT NULL DEFAULT 0 CHECK (next_nonce >= 0),
+    chain_count  bigint      NOT NULL DEFAULT 0 CHECK (chain_count OPERATOR(pg_catalog.>=) 0),
+    next_nonce   bigint      NOT NULL DEFAULT 0 CHECK (next_nonce OPERATOR(pg_catalog.>=) 0),
     synced_at    timestamptz,
     PRIMARY KEY (chain_id, address)
 ) WITH (fillfactor = 50);
@@ -79,13 +79,13 @@ CREATE TABLE caio_nonce_wallet (
 CREATE TABLE caio_nonce_reservation (
     chain_id     bigint      NOT NULL,
     address      text        COLLATE "C" NOT NULL,
-    nonce        bigint      NOT NULL CHECK (nonce >= 0),
-    state        text        NOT NULL CHECK (state IN ('reserved', 'signed', 'broadcast',
-                                                       'mined', 'dropped', 'released')),
+    nonce        bigint      NOT NULL CHECK (nonce OPERATOR(pg_catalog.>=) 0),
+    state        text        NOT NULL CHECK (state OPERATOR(pg_catalog.=) ANY (ARRAY['reserved', 'signed', 'broadcast',
+                                                       'mined', 'dropped', 'released'])),
     resource     text,       -- the lease a reservation went under, if any
     holder       text,
     token        bigint,
-    tx_hash      text        CHECK (tx_hash ~ '^0x[0-9a-f]{64}$'),
+    tx_hash      text        CHECK (tx_hash OPERATOR(pg_catalog.~) '^0x[0-9a-f]{64}$'),
     tx_hashes    text[],     -- every attempt (replacements) on this nonce
     reserved_at  timestamptz NOT NULL,
     updated_at   timestamptz NOT NULL,
@@ -94,7 +94,7 @@ CREATE TABLE caio_nonce_reservation (
 
 -- Finds a wallet's lowest released nonce without a scan.
 CREATE INDEX caio_nonce_released ON caio_nonce_reservation (chain_id, address, nonce)
-    WHERE state = 'released';
+    WHERE state OPERATOR(pg_catalog.=) 'released';
 
 -- Leases, tokens, their lineage and nonces survive pg_dump; the test clock
 -- does not.
@@ -178,7 +178,7 @@ CREATE VIEW caio_leases AS
     SELECT resource, holder, token, acquired_at, expires_at
       FROM caio_lease_state
      WHERE released_at IS NULL
-       AND expires_at > (SELECT caio_now());
+       AND expires_at OPERATOR(pg_catalog.>) (SELECT caio_now());
 
 ------------------------------------------------------------------------------
 -- Fencing where the data lives
@@ -265,10 +265,12 @@ CREATE VIEW caio_nonces AS
 CREATE VIEW caio_nonce_holes AS
     SELECT w.chain_id, w.address, n.nonce, r.state
       FROM caio_nonce_wallet w
-     CROSS JOIN LATERAL generate_series(w.chain_count, w.next_nonce - 1) AS n(nonce)
+     CROSS JOIN LATERAL pg_catalog.generate_series(w.chain_count, w.next_nonce OPERATOR(pg_catalog.-) 1) AS n(nonce)
       LEFT JOIN caio_nonce_reservation r
-        ON r.chain_id = w.chain_id AND r.address = w.address AND r.nonce = n.nonce
-     WHERE r.state IS NULL OR r.state = 'released';
+        ON r.chain_id OPERATOR(pg_catalog.=) w.chain_id
+       AND r.address OPERATOR(pg_catalog.=) w.address
+       AND r.nonce OPERATOR(pg_catalog.=) n.nonce
+     WHERE r.state IS NULL OR r.state OPERATOR(pg_catalog.=) 'released';
 
 ------------------------------------------------------------------------------
 -- Work claims

@@ -20,7 +20,7 @@ ALTER VIEW caio_nonce_holes SET (security_barrier);
 CREATE VIEW caio_nonce_attempts AS
     SELECT r.chain_id, r.address, r.nonce, a.attempt, a.tx_hash
       FROM caio_nonce_reservation r
-     CROSS JOIN LATERAL unnest(r.tx_hashes) WITH ORDINALITY AS a(tx_hash, attempt);
+     CROSS JOIN LATERAL pg_catalog.unnest(r.tx_hashes) WITH ORDINALITY AS a(tx_hash, attempt);
 REVOKE ALL ON TABLE caio_nonce_attempts FROM PUBLIC;
 
 ------------------------------------------------------------------------------

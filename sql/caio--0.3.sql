@@ -26,8 +26,8 @@ CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE;
 CREATE TABLE caio_token_epoch (
     system_identifier  numeric(20) NOT NULL,
     database_oid       oid         NOT NULL,
-    timeline_id        bigint      NOT NULL CHECK (timeline_id > 0),
-    epoch              bigint      NOT NULL CHECK (epoch BETWEEN 0 AND 65535),
+    timeline_id        bigint      NOT NULL CHECK (timeline_id OPERATOR(pg_catalog.>) 0),
+    epoch              bigint      NOT NULL CHECK (epoch OPERATOR(pg_catalog.>=) 0 AND epoch OPERATOR(pg_catalog.<=) 65535),
     recorded_at        timestamptz NOT NULL
 );
 -- This database as the lineage, in epoch 0.  The checkpoint's timeline may
@@ -61,7 +61,7 @@ CREATE TABLE caio_lease_state (
 CREATE TABLE caio_clock (
     singleton  boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
     frozen_at  timestamptz NOT NULL
-                           CHECK (frozen_at > '-infinity' AND frozen_at < 'infinity')
+                           CHECK (frozen_at OPERATOR(pg_catalog.>) '-infinity' AND frozen_at OPERATOR(pg_catalog.<) 'infinity')
 );
 
 -- One row per EVM wallet (chain, address): the hot row of nonce reservation.
@@ -102,7 +102,7 @@ CREATE TABLE caio_nonce_reservation (
 
 -- Finds a wallet's lowest released nonce without a scan.
 CREATE INDEX caio_nonce_released ON caio_nonce_reservation (chain_id, address, nonce)
-    WHERE state = 'released';
+    WHERE state OPERATOR(pg_catalog.=) 'released';
 
 -- Leases, tokens, their lineage and nonces survive pg_dump; the test clock
 -- does not.
@@ -186,7 +186,7 @@ CREATE VIEW caio_leases AS
     SELECT resource, holder, token, acquired_at, expires_at
       FROM caio_lease_state
      WHERE released_at IS NULL
-       AND expires_at > (SELECT caio_now());
+       AND expires_at OPERATOR(pg_catalog.>) (SELECT caio_now());
 
 ------------------------------------------------------------------------------
 -- Fencing where the data lives
@@ -273,10 +273,12 @@ CREATE VIEW caio_nonces AS
 CREATE VIEW caio_nonce_holes AS
     SELECT w.chain_id, w.address, n.nonce, r.state
       FROM caio_nonce_wallet w
-     CROSS JOIN LATERAL generate_series(w.chain_count, w.next_nonce - 1) AS n(nonce)
+     CROSS JOIN LATERAL pg_catalog.generate_series(w.chain_count, w.next_nonce OPERATOR(pg_catalog.-) 1) AS n(nonce)
       LEFT JOIN caio_nonce_reservation r
-        ON r.chain_id = w.chain_id AND r.address = w.address AND r.nonce = n.nonce
-     WHERE r.state IS NULL OR r.state = 'released';
+        ON r.chain_id OPERATOR(pg_catalog.=) w.chain_id
+       AND r.address OPERATOR(pg_catalog.=) w.address
+       AND r.nonce OPERATOR(pg_catalog.=) n.nonce
+     WHERE r.state IS NULL OR r.state OPERATOR(pg_catalog.=) 'released';
 
 ------------------------------------------------------------------------------
 -- Work claims

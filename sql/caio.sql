@@ -26,8 +26,8 @@ CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE;
 CREATE TABLE caio_token_epoch (
     system_identifier  numeric(20) NOT NULL,
     database_oid       oid         NOT NULL,
-    timeline_id        bigint      NOT NULL CHECK (timeline_id > 0),
-    epoch              bigint      NOT NULL CHECK (epoch BETWEEN 0 AND 65535),
+    timeline_id        bigint      NOT NULL CHECK (timeline_id OPERATOR(pg_catalog.>) 0),
+    epoch              bigint      NOT NULL CHECK (epoch OPERATOR(pg_catalog.>=) 0 AND epoch OPERATOR(pg_catalog.<=) 65535),
     recorded_at        timestamptz NOT NULL
 );
 -- This database as the lineage, in epoch 0.  The checkpoint's timeline may
@@ -61,7 +61,7 @@ CREATE TABLE caio_lease_state (
 CREATE TABLE caio_clock (
     singleton  boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
     frozen_at  timestamptz NOT NULL
-                           CHECK (frozen_at > '-infinity' AND frozen_at < 'infinity')
+                           CHECK (frozen_at OPERATOR(pg_catalog.>) '-infinity' AND frozen_at OPERATOR(pg_catalog.<) 'infinity')
 );
 
 -- One row per EVM wallet (chain, address): the hot row of nonce reservation.
@@ -102,7 +102,7 @@ CREATE TABLE caio_nonce_reservation (
 
 -- Finds a wallet's lowest released nonce without a scan.
 CREATE INDEX caio_nonce_released ON caio_nonce_reservation (chain_id, address, nonce)
-    WHERE state = 'released';
+    WHERE state OPERATOR(pg_catalog.=) 'released';
 
 -- Leases, tokens, their lineage and nonces survive pg_dump; the test clock
 -- does not.
@@ -195,7 +195,7 @@ CREATE VIEW caio_leases WITH (security_barrier) AS
     SELECT resource, holder, token, acquired_at, expires_at
       FROM caio_lease_state
      WHERE released_at IS NULL
-       AND expires_at > (SELECT caio_now());
+       AND expires_at OPERATOR(pg_catalog.>) (SELECT caio_now());
 
 ------------------------------------------------------------------------------
 -- Fencing where the data lives
@@ -282,7 +282,7 @@ CREATE VIEW caio_nonces AS
 CREATE VIEW caio_nonce_attempts AS
     SELECT r.chain_id, r.address, r.nonce, a.attempt, a.tx_hash
       FROM caio_nonce_reservation r
-     CROSS JOIN LATERAL unnest(r.tx_hashes) WITH ORDINALITY AS a(tx_hash, attempt);
+     CROSS JOIN LATERAL pg_catalog.unnest(r.tx_hashes) WITH ORDINALITY AS a(tx_hash, attempt);
 
 -- The holes of each wallet: nonces between the chain's count and the next
 -- nonce that no pending transaction uses (never reserved, or released).
@@ -291,10 +291,12 @@ CREATE VIEW caio_nonce_attempts AS
 CREATE VIEW caio_nonce_holes WITH (security_barrier) AS
     SELECT w.chain_id, w.address, n.nonce, r.state
       FROM caio_nonce_wallet w
-     CROSS JOIN LATERAL generate_series(w.chain_count, w.next_nonce - 1) AS n(nonce)
+     CROSS JOIN LATERAL pg_catalog.generate_series(w.chain_count, w.next_nonce OPERATOR(pg_catalog.-) 1) AS n(nonce)
       LEFT JOIN caio_nonce_reservation r
-        ON r.chain_id = w.chain_id AND r.address = w.address AND r.nonce = n.nonce
-     WHERE r.state IS NULL OR r.state = 'released';
+        ON r.chain_id OPERATOR(pg_catalog.=) w.chain_id
+       AND r.address OPERATOR(pg_catalog.=) w.address
+       AND r.nonce OPERATOR(pg_catalog.=) n.nonce
+     WHERE r.state IS NULL OR r.state OPERATOR(pg_catalog.=) 'released';
 
 ------------------------------------------------------------------------------
 -- Work claims
@@ -320,6 +322,23 @@ CREATE FUNCTION caio_claim(rowtype anyelement, holder text, ttl interval,
 CREATE FUNCTION caio_claim_trigger() RETURNS trigger
     AS 'MODULE_PATHNAME', 'caio_claim_trigger'
     LANGUAGE C;
+
+------------------------------------------------------------------------------
+-- Guarded tables stay guarded
+------------------------------------------------------------------------------
+
+-- A row trigger does not fire for the rows of a table's inheritance
+-- children, which a write through the table reaches: caio_protect,
+-- caio_claimable and caio_versioned refuse a table that has children, and
+-- this event trigger refuses a table made or altered into a child of one
+-- that caio guards.  (Partitions are not such children: they get the
+-- partitioned table's triggers.)
+CREATE FUNCTION caio_guard_inheritance() RETURNS event_trigger
+    AS 'MODULE_PATHNAME', 'caio_guard_inheritance'
+    LANGUAGE C;
+CREATE EVENT TRIGGER caio_guard_inheritance ON ddl_command_end
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE')
+    EXECUTE FUNCTION caio_guard_inheritance();
 
 ------------------------------------------------------------------------------
 -- Observability
@@ -390,6 +409,7 @@ REVOKE ALL ON FUNCTION
     caio_claimable(regclass),
     caio_claim(anyelement, text, interval, int, text),
     caio_claim_trigger(),
+    caio_guard_inheritance(),
     caio_stats(),
     caio_stats_reset()
   FROM PUBLIC;
@@ -444,6 +464,8 @@ COMMENT ON FUNCTION caio_claim(anyelement, text, interval, int, text) IS
     'Claims up to max_rows unclaimed or expired rows matching filter for ttl, skipping rows others are claiming; returns them, each with a new claim_token.';
 COMMENT ON FUNCTION caio_claim_trigger() IS
     'The trigger function of caio_claimable; runs only as the trigger caio installs.';
+COMMENT ON FUNCTION caio_guard_inheritance() IS
+    'The event trigger that refuses a table made or altered into an inheritance child of a table caio guards.';
 COMMENT ON FUNCTION caio_stats() IS
     'The current database''s counters (with caio in shared_preload_libraries); the view caio_stats reads it.';
 COMMENT ON FUNCTION caio_stats_reset() IS

@@ -107,6 +107,9 @@ SELECT d.classid::regclass AS catalog, count(*) > 0 AS checked,
                THEN has_type_privilege('regress_caio_nobody', d.objid, 'USAGE')
            WHEN c.relkind = 'S'
                THEN has_sequence_privilege('regress_caio_nobody', d.objid, 'USAGE, SELECT, UPDATE')
+           -- An event trigger has no privileges: it fires for everyone.
+           WHEN d.classid = 'pg_event_trigger'::regclass
+               THEN false
            ELSE has_table_privilege('regress_caio_nobody', d.objid,
                                     'SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER')
        END) AS nothing_granted
