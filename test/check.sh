@@ -5,10 +5,10 @@
 # control files (test/meta.sh), and then, for each supported PostgreSQL version, builds
 # and installs caio against it and runs every suite (test/suites.sh) in a
 # throwaway cluster of that version:
-#   15  Debian 12's own packages, a cluster from pg_virtualenv
+#   15  Debian 12's own packages
 #   17  Debian trixie's packages, 18 Debian sid's, assembled by
-#       test/pgtree.sh (kept in /var/cache/caio/pg) and started by
-#       test/pgenv.sh
+#       test/pgtree.sh (kept in /var/cache/caio/pg)
+# each in a throwaway server of its own that test/pgenv.sh starts
 # then a smoke run of the benchmark.  Prints a line per version with what
 # passed (after a failed version's last lines and error lines, again), and
 # fails if any version failed.
@@ -44,13 +44,10 @@ test_version() {
     make -s PG_CONFIG="$pg_config" >/dev/null
     make -s PG_CONFIG="$pg_config" install >/dev/null
     echo "build (-Werror)" >>"$CAIO_PASSED"
-    if [ "$major" = 15 ]; then
-        # Prepared transactions, as test/pgenv.sh's servers allow them: the
-        # isolation spec acquire_prepared needs them on every version.
-        PG_CONFIG=$pg_config pg_virtualenv -v 15 -o max_prepared_transactions=10 test/suites.sh
-    else
-        test/pgenv.sh "$pg_config" test/suites.sh
-    fi
+    # A server of its own in a new temporary directory, for every version:
+    # pg_virtualenv names its cluster "regress" whatever runs beside it,
+    # and refuses to start when another pg_virtualenv has one.
+    test/pgenv.sh "$pg_config" test/suites.sh
     "$pg_config" --version >"$results/$major.version"
 }
 

@@ -2,8 +2,9 @@
 # The demo.  On a fresh Debian machine: installs what caio needs, builds and
 # installs it, starts a throwaway PostgreSQL 15 cluster, and walks through
 # test/demo.sql in it.  It ignores the PG* connection variables of the
-# caller (PGHOST, PGPORT, ...): the cluster is its own, on a port that
-# pg_virtualenv picks, and is removed at the end.
+# caller (PGHOST, PGPORT, ...): the cluster is its own (test/pgenv.sh: a
+# server in a temporary directory, on a Unix socket there), and is removed
+# at the end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -16,8 +17,8 @@ unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE PGOPTIONS
 
 echo "== setting up: Debian packages (installed only if missing), then caio"
 test/setup.sh
-echo "== starting a throwaway PostgreSQL 15 cluster (pg_virtualenv)"
-pg_virtualenv -v 15 sh -c '
+echo "== starting a throwaway PostgreSQL 15 cluster"
+test/pgenv.sh /usr/lib/postgresql/15/bin/pg_config sh -c '
     psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION caio" &&
     psql -X -q -v ON_ERROR_STOP=1 -f test/demo.sql'
 echo

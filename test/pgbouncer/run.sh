@@ -17,7 +17,7 @@
 # -M extended (PgBouncer 1.18 cannot pool named prepared statements, so
 # -M prepared would fail).  STRESS_SECONDS (default 8) sets each run's
 # length.  Needs the PG* variables to name a server (superuser) with caio
-# installed; test/suites.sh runs it inside pg_virtualenv.
+# installed; test/suites.sh runs it inside test/pgenv.sh's server.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 stress=$here/../stress

@@ -7,7 +7,7 @@
 # behind.  Then shadow.sh (nothing planted in public binds into caio_tap),
 # and an upgrade from each earlier version, which must end with the objects
 # of a fresh install (definitions.sql).  Runs against the server the PG*
-# variables name (test/suites.sh runs it inside pg_virtualenv); installing
+# variables name (test/suites.sh runs it inside test/pgenv.sh's server); installing
 # needs root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
