@@ -68,6 +68,19 @@ MERGE INTO merge_transfers t USING (VALUES (2, 'broadcast')) s(id, st) ON t.id =
  WHEN MATCHED AND s.st = 'never' THEN UPDATE SET fence_token = 5001
  WHEN MATCHED THEN UPDATE SET state = s.st;
 COMMIT;
+-- A MERGE of many rows: each row's action is judged on its own (row 1
+-- through the action that names the token, row 2 through the one that
+-- sets none).
+MERGE INTO merge_transfers t USING (VALUES (1, 'settled'), (2, 'stale-b')) s(id, st) ON t.id = s.id
+ WHEN MATCHED AND s.id = 1 THEN UPDATE SET state = s.st, fence_token = 5002
+ WHEN MATCHED THEN UPDATE SET state = s.st;
+\echo :LAST_ERROR_SQLSTATE
+-- Every UPDATE action names the token: each row lands, on every version.
+MERGE INTO merge_transfers t
+USING (SELECT g AS id, 'settled' AS st FROM generate_series(1, 2) g) s ON t.id = s.id
+ WHEN MATCHED AND s.id = 99 THEN UPDATE SET state = 'never', fence_token = 5002
+ WHEN MATCHED THEN UPDATE SET state = s.st, fence_token = 5002;
+SELECT id, state, fence_token FROM merge_transfers ORDER BY id;
 -- INSERT actions name the row's token; DELETE actions name none.
 MERGE INTO merge_transfers t USING (VALUES (3, 'new')) s(id, st) ON t.id = s.id
  WHEN NOT MATCHED THEN INSERT VALUES (s.id, 'm1', s.st, 5002);

@@ -164,6 +164,8 @@ static List *
 statement_merges(RunningStatement *statement)
 {
 	QueryDesc  *query = statement->query;
+	MemoryContext old_context;
+	ListCell   *lc;
 
 	if (statement->looked)
 		return statement->merges;
@@ -171,14 +173,12 @@ statement_merges(RunningStatement *statement)
 	if (query->operation != CMD_MERGE && !query->plannedstmt->hasModifyingCTE)
 		return NIL;
 
+	/* Kept for the statement's next rows: a trigger runs in a row's memory. */
+	old_context = MemoryContextSwitchTo(query->estate->es_query_cxt);
 	collect_merges(query->planstate, &statement->merges);
-	if (query->estate != NULL)
-	{
-		ListCell   *lc;
-
-		foreach(lc, query->estate->es_subplanstates)
-			collect_merges(lfirst(lc), &statement->merges);
-	}
+	foreach(lc, query->estate->es_subplanstates)
+		collect_merges(lfirst(lc), &statement->merges);
+	MemoryContextSwitchTo(old_context);
 	return statement->merges;
 }
 
