@@ -131,7 +131,9 @@ sql() {
 # good.  A fault is only begun from a settled formation whose nodes are all
 # healthy: the monitor answers a standby it thinks unhealthy (one that has
 # just rejoined, say) by putting the primary in wait_primary, which turns
-# synchronous replication off, in the middle of a switchover too.
+# synchronous replication off.  (During a switchover a primary can land in
+# wait_primary another way, which no health check causes: doc/failover.md,
+# "One standby".)
 state() {
     sql "$MONPORT" pg_auto_failover -At -c \
         "SELECT string_agg(nodename || ':' || reportedstate || '/' || goalstate
