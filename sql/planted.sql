@@ -120,6 +120,21 @@ SELECT count(*) AS leases FROM caio_leases;
 SELECT * FROM planted_ran;
 SELECT * FROM pg_temp.depends_on_planted();
 
+-- What caio needs but does not find among the extension's members is an
+-- error with its own SQLSTATE (55000), not an internal one.
+ALTER EXTENSION caio DROP TABLE caio_clock;
+\c
+SELECT caio_now() IS NOT NULL AS read;
+\echo :LAST_ERROR_SQLSTATE
+ALTER EXTENSION caio ADD TABLE caio_clock;
+CREATE TABLE planted_transfers (id int, wallet text, fence_token bigint);
+ALTER EXTENSION caio DROP FUNCTION caio_fence_trigger();
+SELECT caio_protect('planted_transfers', 'fence_token', 'wallet');
+\echo :LAST_ERROR_SQLSTATE
+ALTER EXTENSION caio ADD FUNCTION caio_fence_trigger();
+SELECT caio_protect('planted_transfers', 'fence_token', 'wallet');
+DROP TABLE planted_transfers;
+
 -- Leave the database as the suites found it.
 DROP EXTENSION caio CASCADE;
 DROP FUNCTION public.unnest(text[]), public.generate_series(bigint, bigint),

@@ -284,6 +284,9 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 		claim_state(td->tg_trigtuple, desc, att, &old);
 	claim_state(result, desc, att, &new);
+	/* Whether the write sets claim_token: of an UPDATE, what merge.c says. */
+	sets_token = TRIGGER_FIRED_BY_UPDATE(td->tg_event)
+		? caio_update_sets(td, att[CLAIM_TOKEN]) : CAIO_COLUMN_SET;
 
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event) &&
 		claim_in_progress(RelationGetRelid(rel), &td->tg_trigtuple->t_self, new.token))
@@ -293,7 +296,7 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 		if (new.token != 0)
 			caio_refuse_stale_claim(rel, new.token, 0, false);
 	}
-	else if ((sets_token = caio_update_sets(td, att[CLAIM_TOKEN])) == CAIO_COLUMN_KEPT)
+	else if (sets_token == CAIO_COLUMN_KEPT)
 		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_NOT_SET);
 	else if (sets_token == CAIO_COLUMN_UNKNOWN && new.token == old.token)
 		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_MERGE_UNKNOWN);
