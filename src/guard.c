@@ -15,7 +15,6 @@
 #include "catalog/pg_proc.h"
 #include "catalog/pg_trigger.h"
 #include "commands/event_trigger.h"
-#include "commands/extension.h"
 #include "commands/trigger.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
@@ -63,8 +62,7 @@ caio_table_open(FunctionCallInfo fcinfo, int argno, LOCKMODE mode)
 				(errcode(ERRCODE_WRONG_OBJECT_TYPE),
 				 errmsg("\"%s\" is not a table", get_rel_name(relid)),
 				 errdetail("caio guards ordinary and partitioned tables only.")));
-	if (getExtensionOfObject(RelationRelationId, relid) ==
-		get_extension_oid("caio", false))
+	if (getExtensionOfObject(RelationRelationId, relid) == caio_catalog()->extension)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("permission denied: \"%s\" is one of caio's own tables",
