@@ -2,9 +2,10 @@
 # The test command.  On a fresh Debian 12 machine, as root: installs what
 # caio needs, builds it with -Wall -Wextra -Werror, runs the static analysis
 # (test/lint.sh), checks META.json against the PGXN Meta Spec and the
-# control files (test/meta.sh), and then, for each supported PostgreSQL version, builds
-# and installs caio against it and runs every suite (test/suites.sh) in a
-# throwaway cluster of that version:
+# control files (test/meta.sh, with our own checker of the spec,
+# test/meta_spec.pl, and its self-test), and then, for each supported
+# PostgreSQL version, builds and installs caio against it and runs every
+# suite (test/suites.sh) in a throwaway cluster of that version:
 #   15  Debian 12's own packages
 #   17  Debian trixie's packages, 18 Debian sid's, assembled by
 #       test/pgtree.sh (kept in /var/cache/caio/pg)
@@ -23,7 +24,8 @@ versions=("$@")
 test/setup.sh --no-build gnuplot-nox
 # Static analysis needs no server: it runs, and fails fast, before one starts.
 test/lint.sh
-# META.json: valid under the PGXN Meta Spec, its versions the control files'.
+# META.json: valid under the PGXN Meta Spec (test/meta_spec.pl, which must
+# also reject broken copies of it), its versions the control files'.
 test/meta.sh
 # The throwaway clusters must not inherit a connection meant for another one.
 unset PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSERVICE PGOPTIONS
