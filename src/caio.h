@@ -14,6 +14,8 @@
 #define ERRCODE_CAIO_FENCING			MAKE_SQLSTATE('L','K','0','0','1')
 #define ERRCODE_CAIO_VERSION_CONFLICT	MAKE_SQLSTATE('L','K','0','0','2')
 #define ERRCODE_CAIO_FENCING_MISSING	MAKE_SQLSTATE('L','K','0','0','3')
+/* A lease, token or nonce call on a node where caio's state does not live. */
+#define ERRCODE_CAIO_NOT_HERE			MAKE_SQLSTATE('L','K','0','0','4')
 
 /* Limits that the contract puts on arguments. */
 #define CAIO_NAME_MAX_BYTES		255

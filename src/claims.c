@@ -42,6 +42,7 @@
 #include "caio.h"
 #include "args.h"
 #include "catalog.h"
+#include "citus.h"
 #include "clock.h"
 #include "guard.h"
 #include "merge.h"
@@ -268,6 +269,8 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	ClaimState	old = {0};
 	ClaimState	new;
 	CaioColumnWrite sets_token;
+
+	caio_citus_serve_here("claims");
 
 	for (int i = 0; i < CLAIM_NCOLUMNS; i++)
 		att[i] = caio_trigger_column(rel, claim_columns[i].name, "claim column",
@@ -912,6 +915,8 @@ caio_claim(PG_FUNCTION_ARGS)
 	TimestampTz expires_at = caio_expiry(now, ttl);
 	ClaimRun	run = {.rel = rel, .outer = claims_running};
 	ClaimPlans *volatile plans;
+
+	caio_citus_serve_here("claims");
 
 	claim_check_not_nested(rel);
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -49,9 +49,11 @@
 #if PG_VERSION_NUM >= 170000
 #include "storage/procarray.h"
 #define CAIO_PROC_OF_VXID(vxid)	ProcNumberGetProc((vxid).procNumber)
+#define CAIO_MY_LXID (MyProc->vxid.lxid)
 #else
 #include "storage/sinvaladt.h"
 #define CAIO_PROC_OF_VXID(vxid)	BackendIdGetProc((vxid).backendId)
+#define CAIO_MY_LXID (MyProc->lxid)
 #endif
 
 /*

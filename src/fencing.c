@@ -33,6 +33,7 @@
 #include "caio.h"
 #include "args.h"
 #include "catalog.h"
+#include "citus.h"
 #include "fencing.h"
 #include "guard.h"
 #include "lease.h"
@@ -176,6 +177,8 @@ caio_use(PG_FUNCTION_ARGS)
 {
 	CaioLease	lease;
 	CaioLease	newest;
+
+	caio_citus_serve_here("leases");
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
 	caio_lease_require_current(&lease, &newest);
@@ -488,6 +491,8 @@ caio_fence_trigger(PG_FUNCTION_ARGS)
 	Datum		value;
 	char	   *resource;
 	int64		token;
+
+	caio_citus_serve_here("fenced writes");
 
 	fence_spec(fcinfo, &spec);
 	/* The row written: the new one of an INSERT or UPDATE, the deleted one. */

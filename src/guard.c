@@ -30,6 +30,7 @@
 #include "caio.h"
 #include "args.h"
 #include "catalog.h"
+#include "citus.h"
 #include "guard.h"
 
 PG_FUNCTION_INFO_V1(caio_guard_inheritance);
@@ -71,6 +72,7 @@ caio_table_open(FunctionCallInfo fcinfo, int argno, LOCKMODE mode)
 	if (!caio_rel_ownercheck(relid, GetUserId()))
 		aclcheck_error(ACLCHECK_NOT_OWNER, OBJECT_TABLE, get_rel_name(relid));
 	rel = table_open(relid, mode);
+	caio_citus_refuse_table(relid, get_func_name(fcinfo->flinfo->fn_oid));
 	if (relkind == RELKIND_RELATION && has_subclass(relid))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),

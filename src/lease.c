@@ -25,6 +25,7 @@
 #include "caio.h"
 #include "args.h"
 #include "catalog.h"
+#include "citus.h"
 #include "clock.h"
 #include "lease.h"
 #include "refusal.h"
@@ -576,6 +577,8 @@ caio_acquire(PG_FUNCTION_ARGS)
 	CaioLease	lease;
 	bool		granted;
 
+	caio_citus_serve_here("leases");
+
 	req.resource = caio_arg_name(fcinfo, 0, "resource");
 	req.holder = caio_arg_name(fcinfo, 1, "holder");
 	req.ttl = caio_arg_ttl(fcinfo, 2);
@@ -660,6 +663,8 @@ caio_renew(PG_FUNCTION_ARGS)
 	bool		renewed;
 	uint64		key;
 
+	caio_citus_serve_here("leases");
+
 	caio_lease_from_arg(fcinfo, 0, &lease);
 	ttl = caio_arg_ttl(fcinfo, 1);
 	key = caio_resource_key(lease.resource);
@@ -693,6 +698,8 @@ caio_release(PG_FUNCTION_ARGS)
 	bool		matched;
 	uint64		key;
 
+	caio_citus_serve_here("leases");
+
 	caio_lease_from_arg(fcinfo, 0, &lease);
 	key = caio_resource_key(lease.resource);
 
@@ -716,6 +723,8 @@ caio_lease_of(PG_FUNCTION_ARGS)
 	char	   *resource = caio_arg_name(fcinfo, 0, "resource");
 	CaioLease	lease;
 	bool		live;
+
+	caio_citus_serve_here("leases");
 
 	live = caio_lease_lookup(resource, &lease) &&
 		lease_is_live(&lease, caio_clock_now(NULL));
@@ -816,6 +825,8 @@ caio_lease_purge(PG_FUNCTION_ARGS)
 	char	   *resources[PURGE_BATCH];
 	char	   *after = pstrdup("");	/* below every resource: they are not empty */
 	int64		deleted = 0;
+
+	caio_citus_serve_here("leases");
 
 	caio_arg_required(fcinfo, 0, "older_than", NULL);
 	older_than = PG_GETARG_INTERVAL_P(0);

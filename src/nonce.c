@@ -30,6 +30,7 @@
 #include "address.h"
 #include "args.h"
 #include "catalog.h"
+#include "citus.h"
 #include "clock.h"
 #include "lease.h"
 #include "nonce.h"
@@ -721,6 +722,8 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 	int64		next_nonce;
 	int64		nonce;
 
+	caio_citus_serve_here("nonces");
+
 	wallet_from_args(fcinfo, &req.wallet);
 	if (!PG_ARGISNULL(2))
 	{
@@ -926,6 +929,8 @@ caio_nonce_mark(PG_FUNCTION_ARGS)
 	CaioSpi		spi;
 	Reservation reservation;
 
+	caio_citus_serve_here("nonces");
+
 	wallet_from_args(fcinfo, &wallet);
 	nonce = arg_count(fcinfo, 2, "nonce", NONCE_MAX);
 	caio_arg_required(fcinfo, 3, "state", NULL);
@@ -966,6 +971,8 @@ caio_nonce_release(PG_FUNCTION_ARGS)
 	CaioSpi		spi;
 	Reservation reservation;
 	bool		released = false;
+
+	caio_citus_serve_here("nonces");
 
 	wallet_from_args(fcinfo, &wallet);
 	nonce = arg_count(fcinfo, 2, "nonce", NONCE_MAX);
@@ -1046,6 +1053,8 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 	int64		next_nonce;
 	int64		nonce;
 	TimestampTz now;
+
+	caio_citus_serve_here("nonces");
 
 	wallet_from_args(fcinfo, &wallet);
 	count = arg_count(fcinfo, 2, "chain_count", COUNT_MAX);

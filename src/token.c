@@ -52,6 +52,7 @@
 
 #include "caio.h"
 #include "catalog.h"
+#include "citus.h"
 #include "resource_lock.h"
 #include "shared.h"
 #include "token.h"
@@ -420,6 +421,8 @@ caio_start_token_epoch(PG_FUNCTION_ARGS)
 	Datum		lineage[2];
 	CaioSpi		spi;
 	int64		epoch;
+
+	caio_citus_serve_here("tokens");
 
 	if (!OidIsValid(epoch_table))
 		ereport(ERROR,

@@ -16,7 +16,7 @@ if [ "${1:-}" = "--no-build" ]; then build=0; shift; fi
 PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 PACKAGES="make gcc postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap
           libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl pgbouncer
-          postgresql-15-auto-failover $*"
+          postgresql-15-auto-failover libipc-run-perl $*"
 
 as_root() { if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi; }
 

@@ -8,10 +8,10 @@
 # checks (the lease and fence ones also through PgBouncer in transaction
 # pooling mode, test/pgbouncer/run.sh), the durability tests (crash,
 # failover, dump and restore), the counters' suite with the isolation specs
-# and the stress runs again (shared_preload_libraries) and, on PostgreSQL 15,
-# the failover manager's
-# (test/ha/run.sh: a pg_auto_failover formation), which start clusters of
-# their own.  Each
+# and the stress runs again (shared_preload_libraries), on PostgreSQL 15 the
+# failover manager's (test/ha/run.sh: a pg_auto_failover formation), and
+# where Citus is installed the Citus suite (test/citus/run.sh), which start
+# clusters of their own.  Each
 # suite that passes is named in the file CAIO_PASSED, when that is set.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -52,6 +52,18 @@ passed "durability (8)"
 
 test/stats/run.sh
 passed "preloaded (counters + isolation + stress)"
+
+# Citus is not in Debian, and this repository does not build it: the suite
+# runs where Citus is installed into this PostgreSQL (doc/citus.md), and the
+# summary says so where it is not.
+if [ -f "$("$PG_CONFIG" --sharedir)/extension/citus.control" ]; then
+    echo "== Citus: a coordinator and two workers (TAP)"
+    test/citus/run.sh
+    passed "Citus (TAP, coordinator + 2 workers)"
+else
+    echo "== Citus: skipped: no Citus installed into this PostgreSQL"
+    if [ -n "${CAIO_PASSED:-}" ]; then echo "Citus skipped (not installed)" >>"$CAIO_PASSED"; fi
+fi
 
 # pg_auto_failover is packaged for PostgreSQL 15 alone in Debian 12.
 major=$("$PG_CONFIG" --version | sed -E 's/^PostgreSQL ([0-9]+).*/\1/')

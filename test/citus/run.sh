@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# caio on a Citus cluster (a coordinator and two workers that each test
+# starts with PostgreSQL::Test::Cluster), with the PostgreSQL that PG_CONFIG
+# names; caio must be installed there, and Citus too.  Citus is not packaged
+# by Debian, and this repository carries neither its source nor a recipe to
+# build it: where the PostgreSQL has no Citus, the suite says so and is
+# skipped (exit 0, and "skipped" in CAIO_PASSED's line); doc/citus.md says
+# how to run it.
+#   test/citus/run.sh [TEST...]        (default: every test/citus/t/*.pl)
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+pg_config=${PG_CONFIG:-/usr/lib/postgresql/15/bin/pg_config}
+. test/common.sh
+
+if [ ! -f "$("$pg_config" --sharedir)/extension/citus.control" ]; then
+    echo "== Citus: skipped: $("$pg_config" --version) has no Citus installed (see doc/citus.md)"
+    exit 0
+fi
+# PostgreSQL::Test::Cluster needs IPC::Run (libipc-run-perl, from test/setup.sh).
+
+pgxs=$("$pg_config" --pkglibdir)/pgxs
+# The tests run as postgres (a server refuses root), from a copy that it can
+# read: the checkout may be readable by root alone.
+dir=$(mktemp -d /tmp/caio-citus.XXXXXX)
+trap 'rm -rf "$dir"' EXIT
+cp -r test/citus/. "$dir/"
+chmod -R a+rX "$dir"
+[ "$(id -u)" -eq 0 ] && chown -R postgres: "$dir"
+tests=("$@")
+[ ${#tests[@]} -gt 0 ] || tests=($(cd test/citus && echo t/*.pl))
+status=0
+as_pg env -C "$dir" TESTDIR="$dir" PATH="$("$pg_config" --bindir):$PATH" \
+    PG_REGRESS="$pgxs/src/test/regress/pg_regress" \
+    PERL5LIB="$pgxs/src/test/perl" \
+    prove --timer "${tests[@]}" || status=$?
+if [ "$status" -ne 0 ]; then
+    for log in "$dir"/tmp_check/log/regress_log_*; do
+        echo "--- $log (last 40 lines)"
+        tail -n 40 "$log"
+    done
+fi
+exit "$status"
