@@ -64,10 +64,24 @@ citus_loaded(void)
 	return loaded == 1;
 }
 
+/*
+ * Whether this database has the citus extension: looked up once per
+ * transaction, since a fencing trigger asks for every row.
+ */
 static bool
 citus_in_database(void)
 {
-	return citus_loaded() && OidIsValid(get_extension_oid("citus", true));
+	static LocalTransactionId looked_up_in = InvalidLocalTransactionId;
+	static bool in_database = false;
+
+	if (!citus_loaded())
+		return false;
+	if (looked_up_in != CAIO_MY_LXID || looked_up_in == InvalidLocalTransactionId)
+	{
+		in_database = OidIsValid(get_extension_oid("citus", true));
+		looked_up_in = CAIO_MY_LXID;
+	}
+	return in_database;
 }
 
 /* Where caio's state is, as Citus's metadata says. */
