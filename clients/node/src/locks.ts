@@ -133,34 +133,27 @@ export class LockManager {
 
   /**
    * Acquires a lease and keeps it alive until it is released: a
-   * {@link HeldLease}, or null when another holder has the lease.  Renewals
-   * run on a connection of their own, checked out of the pool for as long
-   * as the lease is held.  Works with `await using`:
+   * {@link HeldLease}, or null when another holder has the lease.  The
+   * renewals run on a connection of their own, checked out of the pool when
+   * the first one is due (a lease released sooner needs no second
+   * connection) and kept until the lease is released.  Works with
+   * `await using`:
    *
    *     await using held = await locks.lease('report:daily', 'worker-a', 10_000);
    *     if (held) await work(held.signal);
    */
   async lease(resource: string, holder: string, ttlMs: number,
     { waitMs = 0, renewEveryMs }: KeepAliveOptions = {}): Promise<HeldLease | null> {
-    if (!isPool(this.pool)) {
+    const pool = this.pool;
+    if (!isPool(pool)) {
       throw new TypeError('a lease kept alive needs a pg.Pool: its renewals use a connection of their own');
     }
     msParam('ttlMs', ttlMs);
     const every = renewEveryMs === undefined ? ttlMs / 3 : msParam('renewEveryMs', renewEveryMs);
-    const client = await this.pool.connect();
-    let got: Granted | null;
     const sentAt = now();
-    try {
-      got = await acquireOn(client, resource, holder, ttlMs, waitMs);
-    } catch (error) {
-      client.release(error instanceof Error ? error : true);
-      throw error;
-    }
-    if (got === null) {
-      client.release();
-      return null;
-    }
-    return new HeldLease(client, got.lease, ttlMs, every, sentAt + got.leftMs);
+    const got = await acquireOn(pool, resource, holder, ttlMs, waitMs);
+    if (got === null) return null;
+    return new HeldLease(pool, got.lease, ttlMs, every, sentAt + got.leftMs);
   }
 
   /**
@@ -199,25 +192,30 @@ export class HeldLease implements Lease {
    * server before the lease would expire. */
   readonly signal: AbortSignal;
   #controller = new AbortController();
-  #client: PoolClientLike | null;
+  #pool: PoolLike;
+  #client: PoolClientLike | null = null;   // the renewals' connection, once checked out
   #lease: Lease;
   #ttlMs: number;
   #everyMs: number;
   #deadline: number;              // performance.now() by which the lease has surely expired
   #renewTimer: NodeJS.Timeout | undefined;
   #deadlineTimer: NodeJS.Timeout | undefined;
+  #renewing: Promise<void> | undefined;
   #released: Promise<boolean> | undefined;
+  #aborted: Promise<void>;
   #onError = (error: Error): void => this.#lose('failed', error);
 
   /** @internal Use LockManager.lease() or withLease(). */
-  constructor(client: PoolClientLike, lease: Lease, ttlMs: number, everyMs: number, deadline: number) {
+  constructor(pool: PoolLike, lease: Lease, ttlMs: number, everyMs: number, deadline: number) {
     this.signal = this.#controller.signal;
-    this.#client = client;
+    this.#aborted = new Promise((resolve) => {
+      this.signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    this.#pool = pool;
     this.#lease = lease;
     this.#ttlMs = ttlMs;
     this.#everyMs = everyMs;
     this.#deadline = deadline;
-    client.on('error', this.#onError);
     this.#armDeadline();
     this.#schedule();
   }
@@ -233,7 +231,7 @@ export class HeldLease implements Lease {
   get lost(): boolean { return this.signal.aborted; }
 
   #schedule(): void {
-    this.#renewTimer = setTimeout(() => void this.#renew(), this.#everyMs);
+    this.#renewTimer = setTimeout(() => { this.#renewing = this.#renew(); }, this.#everyMs);
   }
 
   #armDeadline(): void {
@@ -242,18 +240,30 @@ export class HeldLease implements Lease {
       Math.max(0, this.#deadline - now()));
   }
 
+  // The renewals' own connection, checked out of the pool the first time.
+  async #connection(): Promise<PoolClientLike> {
+    if (this.#client !== null) return this.#client;
+    const client = await this.#pool.connect();
+    if (this.signal.aborted || this.#released !== undefined) {
+      client.release();           // too late: nothing to renew any more
+      throw new Error('caio: the lease ended while its connection was being made');
+    }
+    client.on('error', this.#onError);
+    this.#client = client;
+    return client;
+  }
+
   async #renew(): Promise<void> {
-    const client = this.#client;
-    if (client === null || this.#released !== undefined) return;
+    if (this.signal.aborted || this.#released !== undefined) return;
     const sentAt = now();
     let got: Granted | null;
     try {
-      got = await renewOn(client, this.#lease, this.#ttlMs);
+      got = await renewOn(await this.#connection(), this.#lease, this.#ttlMs);
     } catch (error) {
       this.#lose('failed', error);
       return;
     }
-    if (this.#client === null || this.#released !== undefined) return;
+    if (this.signal.aborted || this.#released !== undefined) return;
     if (got === null) {
       this.#lose('lost');
       return;
@@ -299,14 +309,20 @@ export class HeldLease implements Lease {
 
   async #release(): Promise<boolean> {
     clearTimeout(this.#renewTimer);
-    const client = this.#client;
-    if (client === null) return false;
+    // A renewal under way ends first (or the deadline ends it).
+    if (this.#renewing) await Promise.race([this.#renewing, this.#aborted]);
+    if (this.signal.aborted) return false;
     // The deadline stays armed: a server that does not answer before the
-    // lease would expire anyway breaks the connection and ends the wait.
+    // lease would expire anyway aborts the signal and ends the wait.
+    const released = releaseOn(this.#client ?? this.#pool, this.#lease);
     try {
-      const released = await releaseOn(client, this.#lease);
+      const outcome = await Promise.race([released, this.#aborted.then(() => undefined)]);
+      if (outcome === undefined) {
+        released.catch(() => undefined);
+        return false;
+      }
       this.#giveBack();
-      return released;
+      return outcome;
     } catch (error) {
       if (this.signal.aborted) return false;   // the connection broke meanwhile
       this.#giveBack(error instanceof Error ? error : new Error(String(error)));

@@ -61,12 +61,13 @@ test('a takeover through the test clock aborts the signal within one renewal per
 test('the renewal connection terminated: the signal aborts before the ttl ends', async (t) => {
   // The lease's own pool, named so that its connection can be found.
   const leasePool = new pg.Pool({ database: DB, application_name: 'caio-node-renewal' });
+  leasePool.on('error', () => {});   // as an application does: an idle client's error is the pool's
   const locks = new LockManager(leasePool);
   const ttl = 3000;
   try {
     await locks.withLease('job:terminate', 'worker-a', ttl, async (lease, signal) => {
       const abort = aborted(signal);
-      await sleep(100);
+      await sleep(ttl / 3 + 300);                    // the first renewal checked its connection out
       const killedAt = performance.now();
       const killed = await value(pool, `SELECT count(pg_terminate_backend(pid))::int FROM pg_stat_activity
                                          WHERE application_name = 'caio-node-renewal'`);
@@ -109,6 +110,7 @@ async function proxy() {
 test('a server that stops answering: the signal aborts before the ttl ends', async (t) => {
   const p = await proxy();
   const leasePool = new pg.Pool({ database: DB, host: '127.0.0.1', port: p.port });
+  leasePool.on('error', () => {});
   const locks = new LockManager(leasePool);
   const ttl = 1500;
   let renewedUntil;
@@ -146,7 +148,7 @@ test('a server that goes away (proxy killed): the signal aborts before the ttl e
   try {
     await locks.withLease('job:gone', 'worker-a', ttl, async (lease, signal) => {
       const abort = aborted(signal);
-      await sleep(200);
+      await sleep(200);                              // before the first renewal: its connect fails
       const killedAt = performance.now();
       p.kill();
       const abortAt = await abort;
