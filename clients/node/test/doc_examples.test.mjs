@@ -1,6 +1,6 @@
 // The Node.js programs of doc/payments.md and doc/clients.md, run as the
-// docs show them: each ```js block that imports 'caio' names its file in a
-// comment (`node NAME.mjs`) and is followed by a block that starts with the
+// docs show them: each ```js block whose opening comment names its file
+// (`// ... node NAME.mjs`) is a program, and is followed by a block that starts with the
 // command (`$ node NAME.mjs ARGS`) and shows what it prints.  Each runs in
 // a fresh database set up by the doc's own SQL block for it, and must print
 // exactly that.
@@ -18,6 +18,7 @@ const work = new URL('../dist/doc-examples/', import.meta.url);   // inside the 
 const SETUP = {
   'claims_worker.mjs': /CREATE TABLE operations/,
   'hot_wallet.mjs': /CREATE TABLE transfers/,
+  'report.mjs': /CREATE TABLE reports/,
 };
 
 function examples(doc) {
@@ -25,9 +26,10 @@ function examples(doc) {
   const blocks = [...text.matchAll(/^```(\w*)\n([\s\S]*?)^```$/gm)].map((m) => ({ lang: m[1], body: m[2] }));
   const found = [];
   blocks.forEach((block, i) => {
-    if (block.lang !== 'js' || !/from 'caio'/.test(block.body)) return;
-    const name = block.body.match(/node (\w+\.mjs)/)?.[1];
-    assert.ok(name, `${doc}: a js block that imports caio names no file (// ... node NAME.mjs)`);
+    // A program names itself in its opening comment; other blocks are fragments.
+    const opening = block.body.match(/^(\/\/.*\n)+/)?.[0] ?? '';
+    const name = opening.match(/\bnode (\w+\.mjs)/)?.[1];
+    if (block.lang !== 'js' || !name) return;
     const output = blocks[i + 1];
     const command = output?.body.match(/^\$ node (\S+)(.*)\n/);
     assert.ok(command && command[1] === name, `${doc}: ${name} is not followed by its run ($ node ${name} ...)`);
@@ -48,7 +50,7 @@ test('the docs have Node.js examples to run', () => {
 });
 
 for (const example of all) {
-  test(`${example.doc}: node ${example.name} ${example.args.join(' ')}`, async () => {
+  test(`${example.doc}: ${['node', example.name, ...example.args].join(' ')}`, async () => {
     const database = await freshDatabase('caio_node_doc');
     if (example.setup) {
       const client = new pg.Client({ database });
