@@ -202,15 +202,12 @@ export class HeldLease implements Lease {
   #deadlineTimer: NodeJS.Timeout | undefined;
   #renewing: Promise<void> | undefined;
   #released: Promise<boolean> | undefined;
-  #aborted: Promise<void>;
+  #wake: (() => void) | undefined;   // ends a wait of release() when the signal aborts
   #onError = (error: Error): void => this.#lose('failed', error);
 
   /** @internal Use LockManager.lease() or withLease(). */
   constructor(pool: PoolLike, lease: Lease, ttlMs: number, everyMs: number, deadline: number) {
     this.signal = this.#controller.signal;
-    this.#aborted = new Promise((resolve) => {
-      this.signal.addEventListener('abort', () => resolve(), { once: true });
-    });
     this.#pool = pool;
     this.#lease = lease;
     this.#ttlMs = ttlMs;
@@ -279,6 +276,7 @@ export class HeldLease implements Lease {
   #lose(reason: 'lost' | 'failed' | 'unreachable', cause?: unknown): void {
     if (this.signal.aborted) return;
     this.#controller.abort(new LeaseLostError(this.#lease, reason, cause));
+    this.#wake?.();
     this.#giveBack(reason === 'lost' ? undefined : new Error(`caio: lease connection ${reason}`));
   }
 
@@ -307,16 +305,26 @@ export class HeldLease implements Lease {
     return this.#released;
   }
 
+  // Resolves to what `work` resolves to, or to undefined as soon as the
+  // signal aborts (the deadline passed, the connection broke).
+  #untilAborted<T>(work: Promise<T>): Promise<T | undefined> {
+    if (this.signal.aborted) return Promise.resolve(undefined);
+    return new Promise<T | undefined>((resolve, reject) => {
+      this.#wake = () => resolve(undefined);
+      work.then(resolve, reject).finally(() => { this.#wake = undefined; });
+    });
+  }
+
   async #release(): Promise<boolean> {
     clearTimeout(this.#renewTimer);
     // A renewal under way ends first (or the deadline ends it).
-    if (this.#renewing) await Promise.race([this.#renewing, this.#aborted]);
+    if (this.#renewing) await this.#untilAborted(this.#renewing);
     if (this.signal.aborted) return false;
     // The deadline stays armed: a server that does not answer before the
     // lease would expire anyway aborts the signal and ends the wait.
     const released = releaseOn(this.#client ?? this.#pool, this.#lease);
     try {
-      const outcome = await Promise.race([released, this.#aborted.then(() => undefined)]);
+      const outcome = await this.#untilAborted(released);
       if (outcome === undefined) {
         released.catch(() => undefined);
         return false;
