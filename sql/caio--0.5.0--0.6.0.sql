@@ -34,3 +34,112 @@ BEGIN
     END LOOP;
 END
 $citus$;
+
+-- caio_claim takes order_by.  A function cannot gain a parameter through
+-- CREATE OR REPLACE, so the new caio_claim is made beside the old one, takes
+-- over its owner, its grants and its initial privileges (those that pg_dump
+-- leaves to CREATE EXTENSION), and the old one is dropped.  A call with five
+-- arguments or fewer reaches the new one.
+CREATE FUNCTION caio_claim(rowtype anyelement, holder text, ttl interval,
+                           max_rows int DEFAULT 1, filter text DEFAULT NULL,
+                           order_by text DEFAULT NULL)
+    RETURNS SETOF anyelement
+    AS 'MODULE_PATHNAME', 'caio_claim'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION caio_claim(anyelement, text, interval, int, text, text) FROM PUBLIC;
+COMMENT ON FUNCTION caio_claim(anyelement, text, interval, int, text, text) IS
+    'Claims up to max_rows unclaimed or expired rows matching filter for ttl, the first in order_by first, skipping rows others are claiming; returns them, each with a new claim_token.';
+
+-- Each EXECUTE granted on the old function is granted on the new one by the
+-- same grantor, with the same grant option: a grant of the owner's first,
+-- then one of a role that the old function's owner let grant on, as that
+-- role, once its own grant option is in place.  A grant that cannot be made
+-- so is named in a warning, with the roles that had EXECUTE.
+DO $claim$
+DECLARE
+    old_fn   CONSTANT pg_catalog.oid := '@extschema@.caio_claim(anyelement, pg_catalog.text, pg_catalog.interval, pg_catalog.int4, pg_catalog.text)'::pg_catalog.regprocedure;
+    new_fn   CONSTANT pg_catalog.oid := '@extschema@.caio_claim(anyelement, pg_catalog.text, pg_catalog.interval, pg_catalog.int4, pg_catalog.text, pg_catalog.text)'::pg_catalog.regprocedure;
+    owner    pg_catalog.oid;
+    old_acl  pg_catalog.aclitem[];
+    grants   pg_catalog.aclitem[];
+    made     pg_catalog.bool[];
+    progress pg_catalog.bool := true;
+    g        record;
+    missed   pg_catalog.text;
+    holders  pg_catalog.text;
+BEGIN
+    SELECT p.proowner, COALESCE(p.proacl, pg_catalog.acldefault('f', p.proowner))
+      INTO owner, old_acl
+      FROM pg_catalog.pg_proc p WHERE p.oid OPERATOR(pg_catalog.=) old_fn;
+    EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I',
+                              new_fn::pg_catalog.regprocedure, owner::pg_catalog.regrole);
+    -- The owner's own EXECUTE comes with the ownership.
+    grants := ARRAY(SELECT pg_catalog.makeaclitem(a.grantee, a.grantor, 'EXECUTE', a.is_grantable)
+                      FROM pg_catalog.aclexplode(old_acl) a
+                     WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE'
+                       AND NOT (a.grantee OPERATOR(pg_catalog.=) owner
+                                AND a.grantor OPERATOR(pg_catalog.=) owner));
+    made := pg_catalog.array_fill(false, ARRAY[pg_catalog.cardinality(grants)]);
+    WHILE progress LOOP
+        progress := false;
+        FOR i IN 1 .. pg_catalog.cardinality(grants) LOOP
+            CONTINUE WHEN made[i];
+            SELECT a.grantor, a.grantee, a.is_grantable INTO g
+              FROM pg_catalog.aclexplode(ARRAY[grants[i]]) a;
+            -- A grantor other than the owner grants once it holds the grant
+            -- option on the new function (granted in an earlier round).
+            CONTINUE WHEN g.grantor OPERATOR(pg_catalog.<>) owner AND NOT EXISTS (
+                SELECT FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+                 WHERE p.oid OPERATOR(pg_catalog.=) new_fn
+                   AND a.grantee OPERATOR(pg_catalog.=) g.grantor AND a.is_grantable);
+            BEGIN
+                IF g.grantor OPERATOR(pg_catalog.<>) owner THEN
+                    PERFORM pg_catalog.set_config('role', g.grantor::pg_catalog.regrole::pg_catalog.text, true);
+                END IF;
+                EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s',
+                    new_fn::pg_catalog.regprocedure,
+                    CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                         ELSE pg_catalog.quote_ident(g.grantee::pg_catalog.regrole::pg_catalog.text) END,
+                    CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+                PERFORM pg_catalog.set_config('role', 'none', true);
+                made[i] := true;
+                progress := true;
+            EXCEPTION WHEN OTHERS THEN
+                NULL;           -- named in the warning below
+            END;
+        END LOOP;
+    END LOOP;
+
+    -- The new function's initial privileges are the old one's.
+    DELETE FROM pg_catalog.pg_init_privs
+     WHERE objoid OPERATOR(pg_catalog.=) new_fn
+       AND classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+       AND objsubid OPERATOR(pg_catalog.=) 0;
+    INSERT INTO pg_catalog.pg_init_privs (objoid, classoid, objsubid, privtype, initprivs)
+    SELECT new_fn, i.classoid, i.objsubid, i.privtype, i.initprivs
+      FROM pg_catalog.pg_init_privs i
+     WHERE i.objoid OPERATOR(pg_catalog.=) old_fn
+       AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+       AND i.objsubid OPERATOR(pg_catalog.=) 0;
+
+    SELECT pg_catalog.string_agg(pg_catalog.format('EXECUTE to %s granted by %s',
+               CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END,
+               a.grantor::pg_catalog.regrole), ', ')
+      INTO missed
+      FROM pg_catalog.generate_subscripts(grants, 1) s(i),
+           pg_catalog.aclexplode(ARRAY[grants[s.i]]) a
+     WHERE NOT made[s.i];
+    IF missed IS NOT NULL THEN
+        SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                                   ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END, ', ')
+          INTO holders
+          FROM pg_catalog.aclexplode(old_acl) a
+         WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE';
+        RAISE WARNING 'caio_claim was replaced, and not all of its grants could be made again: %', missed
+            USING DETAIL = pg_catalog.format('These roles had EXECUTE on caio_claim before the update: %s.', holders),
+                  HINT = 'Grant EXECUTE on caio_claim(anyelement, text, interval, int, text, text) to the roles that lack it.';
+    END IF;
+END
+$claim$;
+
+DROP FUNCTION caio_claim(anyelement, text, interval, int, text);

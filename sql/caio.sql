@@ -311,10 +311,12 @@ CREATE FUNCTION caio_claimable(tbl regclass) RETURNS void
 
 -- Claim up to max_rows rows of the table that rowtype names (NULL::table)
 -- that nobody holds a live claim on and that match filter (SQL, run with the
--- caller's privileges), without waiting on rows others are claiming; each
+-- caller's privileges), the first ones in order_by (a sort list of the
+-- table's columns) first, without waiting on rows others are claiming; each
 -- gets a new token.  Returns the claimed rows.
 CREATE FUNCTION caio_claim(rowtype anyelement, holder text, ttl interval,
-                           max_rows int DEFAULT 1, filter text DEFAULT NULL)
+                           max_rows int DEFAULT 1, filter text DEFAULT NULL,
+                           order_by text DEFAULT NULL)
     RETURNS SETOF anyelement
     AS 'MODULE_PATHNAME', 'caio_claim'
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -407,7 +409,7 @@ REVOKE ALL ON FUNCTION
     caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
     caio_address_checksum(text),
     caio_claimable(regclass),
-    caio_claim(anyelement, text, interval, int, text),
+    caio_claim(anyelement, text, interval, int, text, text),
     caio_claim_trigger(),
     caio_guard_inheritance(),
     caio_stats(),
@@ -460,8 +462,8 @@ COMMENT ON FUNCTION caio_address_checksum(text) IS
     'The EIP-55 (checksummed) form of an EVM address.';
 COMMENT ON FUNCTION caio_claimable(regclass) IS
     'Prepares a job table for claims: adds or checks claim_holder, claim_token and claim_expires_at, and installs the trigger caio_claim.';
-COMMENT ON FUNCTION caio_claim(anyelement, text, interval, int, text) IS
-    'Claims up to max_rows unclaimed or expired rows matching filter for ttl, skipping rows others are claiming; returns them, each with a new claim_token.';
+COMMENT ON FUNCTION caio_claim(anyelement, text, interval, int, text, text) IS
+    'Claims up to max_rows unclaimed or expired rows matching filter for ttl, the first in order_by first, skipping rows others are claiming; returns them, each with a new claim_token.';
 COMMENT ON FUNCTION caio_claim_trigger() IS
     'The trigger function of caio_claimable; runs only as the trigger caio installs.';
 COMMENT ON FUNCTION caio_guard_inheritance() IS

@@ -96,7 +96,7 @@ SELECT count(*) AS triggers_installed FROM pg_trigger
 
 -- The filter runs with the caller's privileges.
 CREATE ROLE regress_caio_worker;
-GRANT EXECUTE ON FUNCTION caio_claim(anyelement, text, interval, int, text) TO regress_caio_worker;
+GRANT EXECUTE ON FUNCTION caio_claim(anyelement, text, interval, int, text, text) TO regress_caio_worker;
 GRANT USAGE ON SCHEMA public TO regress_caio_worker;
 SET ROLE regress_caio_worker;
 SELECT * FROM caio_claim(NULL::plain, 'worker-a', '30 seconds');

@@ -24,7 +24,7 @@ GRANT EXECUTE ON FUNCTION
     caio_nonce_sync(bigint, text, bigint),
     caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
     caio_address_checksum(text),
-    caio_claim(anyelement, text, interval, int, text)
+    caio_claim(anyelement, text, interval, int, text, text)
   TO regress_caio_app, regress_caio_other;
 GRANT SELECT ON caio_leases, caio_nonces, caio_nonce_attempts, caio_nonce_holes TO regress_caio_app, regress_caio_other;
 

@@ -12,7 +12,9 @@
  * claim was taken over cannot finish the row.
  *
  * The claim runs as the caller: its filter is the caller's SQL, with the
- * caller's privileges.
+ * caller's privileges.  Its order is not SQL that caio runs: it is a list
+ * of the table's columns, which caio checks and writes into its statement
+ * itself.
  */
 #include "postgres.h"
 
@@ -392,8 +394,166 @@ claim_check_filter(const char *filter)
 }
 
 /*
- * The statements for one table and filter, prepared once and kept.  They
- * name the table by its qualified name; a table renamed since gets new ones.
+ * An order is a sort list over the table's own columns, each ASC or DESC and
+ * NULLS FIRST or LAST, and nothing else: no expression, so no function call
+ * (a side effect, run for every row the claim sorts), no subquery (a read
+ * of other tables), no operator of USING, no collation.  It is parsed as the
+ * ORDER BY of a statement of caio's, and caio writes the ORDER BY it
+ * prepares itself, from the column names it found in the table, each
+ * quoted: nothing of the caller's text reaches the statement.
+ */
+#define CLAIM_ORDER_PREFIX "SELECT ORDER BY "
+#define CLAIM_ORDER_PREFIX_LEN ((int) sizeof(CLAIM_ORDER_PREFIX) - 1)
+
+static void
+claim_order_error_callback(void *arg)
+{
+	int			position = geterrposition();
+
+	/* Point into the order, not into the caller's statement. */
+	if (position > CLAIM_ORDER_PREFIX_LEN)
+	{
+		errposition(0);
+		internalerrposition(position - CLAIM_ORDER_PREFIX_LEN);
+		internalerrquery((const char *) arg);
+	}
+	errcontext("caio_claim order_by");
+}
+
+/* The sort list of the one statement parsed, or NIL if it is anything else. */
+static List *
+claim_order_sort_list(const char *select_sql)
+{
+	List	   *parsed = raw_parser(select_sql, RAW_PARSE_DEFAULT);
+	SelectStmt *select;
+
+	if (list_length(parsed) != 1 ||
+		!IsA(linitial_node(RawStmt, parsed)->stmt, SelectStmt))
+		return NIL;
+	select = (SelectStmt *) linitial_node(RawStmt, parsed)->stmt;
+	if (select->op != SETOP_NONE || select->targetList != NIL ||
+		select->distinctClause != NIL || select->intoClause != NULL ||
+		select->fromClause != NIL || select->whereClause != NULL ||
+		select->groupClause != NIL || select->havingClause != NULL ||
+		select->windowClause != NIL || select->valuesLists != NIL ||
+		select->limitOffset != NULL || select->limitCount != NULL ||
+		select->lockingClause != NIL || select->withClause != NULL)
+		return NIL;
+	return select->sortClause;
+}
+
+pg_noreturn static void
+claim_order_not_a_sort_list(const char *what)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_SYNTAX_ERROR),
+			 errmsg("order_by must be a sort list of the table's columns"),
+			 errdetail("The order_by holds %s; it may hold only column names, each with ASC or DESC and NULLS FIRST or NULLS LAST.",
+					   what),
+			 errhint("Write the columns to claim by, such as priority DESC, run_at, id.")));
+}
+
+/*
+ * A column to sort by needs a type with an ordering; checked here so that
+ * the error names the column, not the statement caio prepares.
+ */
+static void
+claim_order_check_sortable(Relation rel, AttrNumber attnum, const char *name)
+{
+	Oid			type = TupleDescAttr(RelationGetDescr(rel), attnum - 1)->atttypid;
+	TypeCacheEntry *entry = lookup_type_cache(type, TYPECACHE_LT_OPR | TYPECACHE_GT_OPR);
+
+	if (!OidIsValid(entry->lt_opr) || !OidIsValid(entry->gt_opr))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_FUNCTION),
+				 errmsg("column \"%s\" of table \"%s\" cannot be sorted",
+						name, RelationGetRelationName(rel)),
+				 errdetail("Its type %s has no default ordering.", format_type_be(type)),
+				 errhint("Sort by another column, or by a column of a type that has one."),
+				 errtable(rel)));
+}
+
+/* The one column a sort key names: a bare column name, or nothing. */
+static const char *
+claim_order_column(const SortBy *key)
+{
+	const ColumnRef *column;
+
+	if (!IsA(key->node, ColumnRef))
+		return NULL;
+	column = (const ColumnRef *) key->node;
+	if (list_length(column->fields) != 1 || !IsA(linitial(column->fields), String))
+		return NULL;
+	return strVal(linitial(column->fields));
+}
+
+/*
+ * The sort list for an order, written from the table's column names; an
+ * order that is not a sort list of the table's columns is refused.
+ */
+static char *
+claim_order_sql(Relation rel, const char *order)
+{
+	char	   *select_sql = psprintf(CLAIM_ORDER_PREFIX "%s", order);
+	ErrorContextCallback callback = {
+		.previous = error_context_stack,
+		.callback = claim_order_error_callback,
+		.arg = (void *) order
+	};
+	List	   *keys;
+	ListCell   *lc;
+	StringInfoData sql;
+
+	error_context_stack = &callback;
+	keys = claim_order_sort_list(select_sql);
+	error_context_stack = callback.previous;
+	if (keys == NIL)
+		claim_order_not_a_sort_list("clauses or statements of its own");
+
+	/* Every key is a column name before any name is looked up. */
+	foreach(lc, keys)
+	{
+		const SortBy *key = lfirst_node(SortBy, lc);
+
+		if (claim_order_column(key) == NULL)
+			claim_order_not_a_sort_list("an expression");
+		if (key->sortby_dir == SORTBY_USING || key->useOp != NIL)
+			claim_order_not_a_sort_list("an operator of USING");
+	}
+
+	initStringInfo(&sql);
+	foreach(lc, keys)
+	{
+		const SortBy *key = lfirst_node(SortBy, lc);
+		const char *name = claim_order_column(key);
+		AttrNumber	attnum = get_attnum(RelationGetRelid(rel), name);
+
+		if (attnum == InvalidAttrNumber || attnum < 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_COLUMN),
+					 errmsg("column \"%s\" of table \"%s\" does not exist",
+							name, RelationGetRelationName(rel)),
+					 attnum < 0 ?
+					 errdetail("\"%s\" is a system column; order_by sorts by the table's own columns.", name) :
+					 errdetail("order_by sorts by the table's own columns."),
+					 errtable(rel)));
+		claim_order_check_sortable(rel, attnum, name);
+		appendStringInfo(&sql, "%s%s%s%s", foreach_current_index(lc) > 0 ? ", " : "",
+						 quote_identifier(name),
+						 key->sortby_dir == SORTBY_DESC ? " DESC" :
+						 key->sortby_dir == SORTBY_ASC ? " ASC" : "",
+						 key->sortby_nulls == SORTBY_NULLS_FIRST ? " NULLS FIRST" :
+						 key->sortby_nulls == SORTBY_NULLS_LAST ? " NULLS LAST" : "");
+	}
+	pfree(select_sql);
+	return sql.data;
+}
+
+/*
+ * The statements for one table, filter and order, prepared once and kept.
+ * They name the table by its qualified name; a table renamed since gets new
+ * ones.  The order is kept as the caller wrote it, so that a claim that
+ * finds its plans does not parse it again.
  * A slot that a running claim uses is never reused by a claim nested in it.
  */
 typedef struct ClaimPlans
@@ -402,6 +562,7 @@ typedef struct ClaimPlans
 	int			in_use;
 	char	   *table_sql;
 	char	   *filter;			/* NULL for none */
+	char	   *order;			/* NULL for none */
 	SPIPlanPtr	pick;
 	SPIPlanPtr	take;
 } ClaimPlans;
@@ -422,14 +583,21 @@ claim_prepare(const char *sql, int nargs, Oid *argtypes)
 	return plan;
 }
 
+/* Whether two optional strings are the same: both NULL, or equal. */
+static bool
+claim_same_text(const char *a, const char *b)
+{
+	return a == NULL ? b == NULL : b != NULL && strcmp(a, b) == 0;
+}
+
 static bool
 claim_plans_match(const ClaimPlans *slot, Oid relid, const char *table_sql,
-				  const char *filter)
+				  const char *filter, const char *order)
 {
 	return slot->pick != NULL && slot->relid == relid &&
 		strcmp(slot->table_sql, table_sql) == 0 &&
-		(slot->filter == NULL ? filter == NULL :
-		 filter != NULL && strcmp(slot->filter, filter) == 0);
+		claim_same_text(slot->filter, filter) &&
+		claim_same_text(slot->order, order);
 }
 
 /* A slot to keep new plans in, emptied; NULL when every slot is in use. */
@@ -450,6 +618,8 @@ claim_plans_free_slot(void)
 			pfree(slot->table_sql);
 			if (slot->filter)
 				pfree(slot->filter);
+			if (slot->order)
+				pfree(slot->order);
 			slot->pick = NULL;
 		}
 		return slot;
@@ -488,13 +658,14 @@ claim_take_sql(Relation rel, const char *table_sql)
 }
 
 /*
- * The plans for a table and filter.  Both are prepared before either is
- * kept, so that a filter that fails to prepare leaves the cache as it was.
+ * The plans for a table, filter and order.  Both are prepared before either
+ * is kept, so that a filter or order that fails to prepare leaves the cache
+ * as it was.
  * An ordinary table is read with ONLY: its trigger does not guard rows of
  * tables that inherit from it.
  */
 static ClaimPlans *
-claim_plans_for(Relation rel, const char *filter)
+claim_plans_for(Relation rel, const char *filter, const char *order)
 {
 	Oid			relid = RelationGetRelid(rel);
 	char	   *table_sql = quote_qualified_identifier(get_namespace_name(RelationGetNamespace(rel)),
@@ -506,13 +677,20 @@ claim_plans_for(Relation rel, const char *filter)
 	SPIPlanPtr	pick;
 	SPIPlanPtr	take;
 	ClaimPlans *slot;
+	char	   *sort_list = NULL;
 
 	for (int i = 0; i < CLAIM_PLAN_SLOTS; i++)
-		if (claim_plans_match(&claim_plans[i], relid, table_sql, filter))
+		if (claim_plans_match(&claim_plans[i], relid, table_sql, filter, order))
 			return &claim_plans[i];
 
 	if (filter != NULL)
 		claim_check_filter(filter);
+	if (order != NULL)
+		sort_list = claim_order_sql(rel, order);
+	/* Shows when a claim prepares, and so when it found its plans kept. */
+	elog(DEBUG1, "caio_claim prepares its statements for table \"%s\"%s%s",
+		 RelationGetRelationName(rel), sort_list ? " sorted by " : "",
+		 sort_list ? sort_list : "");
 	/*
 	 * Most rows of a queue are finished ones that the filter leaves out, so
 	 * the filter is tested first.  PostgreSQL tests a scan's conditions
@@ -526,8 +704,9 @@ claim_plans_for(Relation rel, const char *filter)
 								  " AND (claim_expires_at IS NULL OR claim_expires_at"
 								  " OPERATOR(pg_catalog.<=) ($1 OPERATOR(pg_catalog.+)"
 								  " '0'::pg_catalog.interval))"
-								  " LIMIT $2 FOR UPDATE SKIP LOCKED",
-								  only, table_sql, filter ? filter : "true"),
+								  "%s LIMIT $2 FOR UPDATE SKIP LOCKED",
+								  only, table_sql, filter ? filter : "true",
+								  sort_list ? psprintf(" ORDER BY %s", sort_list) : ""),
 						 2, pick_args);
 	take = claim_prepare(claim_take_sql(rel, table_sql), 5, take_args);
 
@@ -538,6 +717,7 @@ claim_plans_for(Relation rel, const char *filter)
 		slot = palloc0(sizeof(ClaimPlans));
 		slot->pick = pick;
 		slot->take = take;
+		slot->order = order ? pstrdup(order) : NULL;
 		return slot;
 	}
 	SPI_keepplan(pick);
@@ -547,6 +727,7 @@ claim_plans_for(Relation rel, const char *filter)
 	slot->relid = relid;
 	slot->table_sql = MemoryContextStrdup(TopMemoryContext, table_sql);
 	slot->filter = filter ? MemoryContextStrdup(TopMemoryContext, filter) : NULL;
+	slot->order = order ? MemoryContextStrdup(TopMemoryContext, order) : NULL;
 	return slot;
 }
 
@@ -738,6 +919,26 @@ claim_arg_filter(FunctionCallInfo fcinfo)
 	return filter;
 }
 
+/*
+ * The order, NULL for none; also when the function's SQL definition is the
+ * one of caio 0.5.0 (a database not yet updated), which has no order_by.
+ */
+static char *
+claim_arg_order(FunctionCallInfo fcinfo)
+{
+	char	   *order;
+
+	if (PG_NARGS() < 6 || PG_ARGISNULL(5))
+		return NULL;
+	order = text_to_cstring(PG_GETARG_TEXT_PP(5));
+	if (order[strspn(order, " \t\r\n")] == '\0')
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("order_by must not be empty"),
+				 errhint("Pass NULL to claim rows in the order the plan finds them.")));
+	return order;
+}
+
 /* Set up the tuplestore that caio_claim fills with the claimed rows. */
 static Tuplestorestate *
 claim_result(FunctionCallInfo fcinfo, Relation rel, TupleDesc *desc)
@@ -764,19 +965,21 @@ claim_result(FunctionCallInfo fcinfo, Relation rel, TupleDesc *desc)
 }
 
 /*
- * Add the rows the take statement returned to the result.  RETURNING gives
- * the table's live columns in order; the rowtype also has a place for each
- * dropped column, which stays null.
+ * Add the rows the take statement returned to the result, in the order
+ * that rows lists (NULL: as they came).  RETURNING gives the table's live
+ * columns in order; the rowtype also has a place for each dropped column,
+ * which stays null.
  */
 static void
-claim_store_rows(SPITupleTable *taken, uint64 count, TupleDesc desc,
-				 Tuplestorestate *store)
+claim_store_rows(SPITupleTable *taken, uint64 count, const int *rows,
+				 TupleDesc desc, Tuplestorestate *store)
 {
 	Datum	   *values = palloc(desc->natts * sizeof(Datum));
 	bool	   *nulls = palloc(desc->natts * sizeof(bool));
 
-	for (uint64 row = 0; row < count; row++)
+	for (uint64 i = 0; i < count; i++)
 	{
+		uint64		row = rows ? (uint64) rows[i] : i;
 		int			from = 1;
 
 		for (int att = 0; att < desc->natts; att++)
@@ -822,6 +1025,45 @@ claim_not_written(Relation rel, int missing)
 			 errtable(rel)));
 }
 
+/*
+ * The take statement returns rows in the order of their TIDs.  With an
+ * order_by, the result lists them in the order they were picked, which is
+ * the order of their new tokens (tokens[i] is the i-th picked row's): the
+ * first of the order first.  A row whose token is none of them (a BEFORE
+ * UPDATE trigger that fired after caio's changed it) is not refused here,
+ * as it is not without an order: it comes last.
+ */
+static int *
+claim_rows_in_pick_order(const SPITupleTable *taken, int n, const int64 *tokens)
+{
+	int		   *rows = palloc(n * sizeof(int));
+	bool	   *placed = palloc0(n * sizeof(bool));
+	int			token_att = SPI_fnumber(taken->tupdesc, claim_columns[CLAIM_TOKEN].name);
+	int			next = 0;
+
+	for (int i = 0; i < n && token_att > 0; i++)
+		for (int row = 0; row < n; row++)
+		{
+			bool		isnull;
+			Datum		token;
+
+			if (placed[row])
+				continue;
+			token = SPI_getbinval(taken->vals[row], taken->tupdesc, token_att, &isnull);
+			if (!isnull && DatumGetInt64(token) == tokens[i])
+			{
+				rows[next++] = row;
+				placed[row] = true;
+				break;
+			}
+		}
+	for (int row = 0; row < n; row++)
+		if (!placed[row])
+			rows[next++] = row;
+	pfree(placed);
+	return rows;
+}
+
 /* Run the take statement on rows [first, first + n) of the arrays. */
 static void
 claim_take_chunk(ClaimPlans *plans, Relation rel, Datum *values, const Oid *reloids,
@@ -849,7 +1091,9 @@ claim_take_chunk(ClaimPlans *plans, Relation rel, Datum *values, const Oid *relo
 		elog(ERROR, "caio could not take the picked rows");
 	if (SPI_processed != (uint64) n)
 		claim_not_written(rel, n - (int) SPI_processed);
-	claim_store_rows(SPI_tuptable, SPI_processed, desc, store);
+	claim_store_rows(SPI_tuptable, SPI_processed,
+					 plans->order ? claim_rows_in_pick_order(SPI_tuptable, n, tokens) : NULL,
+					 desc, store);
 }
 
 /*
@@ -909,6 +1153,7 @@ caio_claim(PG_FUNCTION_ARGS)
 	Interval   *ttl = caio_arg_ttl(fcinfo, 2);
 	int32		max_rows = claim_arg_max_rows(fcinfo);
 	char	   *filter = claim_arg_filter(fcinfo);
+	char	   *order = claim_arg_order(fcinfo);
 	TupleDesc	desc;
 	Tuplestorestate *store = claim_result(fcinfo, rel, &desc);
 	TimestampTz now = caio_clock_now(NULL);
@@ -921,7 +1166,7 @@ caio_claim(PG_FUNCTION_ARGS)
 	claim_check_not_nested(rel);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	plans = claim_plans_for(rel, filter);
+	plans = claim_plans_for(rel, filter, order);
 	plans->in_use++;
 	claims_running = &run;
 	PG_TRY();

@@ -98,14 +98,14 @@ SELECT table_privs_are('caio_nonce_reservation', 'public', ARRAY[]::text[]);
 -- Work claims
 SELECT has_function('caio_claimable', ARRAY['regclass']);
 SELECT function_returns('caio_claimable', ARRAY['regclass'], 'void');
-SELECT has_function('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text']);
-SELECT function_returns('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text'], 'setof anyelement');
-SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_claim(anyelement, text, interval, integer, text)'::regprocedure),
-          ARRAY['rowtype', 'holder', 'ttl', 'max_rows', 'filter'],
-          'caio_claim takes (rowtype, holder, ttl, max_rows, filter)');
-SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc WHERE oid = 'caio_claim(anyelement, text, interval, integer, text)'::regprocedure),
-          '1, NULL::text', 'max_rows defaults to 1 and filter to NULL');
-SELECT function_privs_are('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text'], 'public', ARRAY[]::text[]);
+SELECT has_function('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text', 'text']);
+SELECT function_returns('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text', 'text'], 'setof anyelement');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_claim(anyelement, text, interval, integer, text, text)'::regprocedure),
+          ARRAY['rowtype', 'holder', 'ttl', 'max_rows', 'filter', 'order_by'],
+          'caio_claim takes (rowtype, holder, ttl, max_rows, filter, order_by)');
+SELECT is((SELECT pg_get_expr(proargdefaults, 0) FROM pg_proc WHERE oid = 'caio_claim(anyelement, text, interval, integer, text, text)'::regprocedure),
+          '1, NULL::text, NULL::text', 'max_rows defaults to 1, filter and order_by to NULL');
+SELECT function_privs_are('caio_claim', ARRAY['anyelement', 'text', 'interval', 'integer', 'text', 'text'], 'public', ARRAY[]::text[]);
 SELECT function_privs_are('caio_claimable', ARRAY['regclass'], 'public', ARRAY[]::text[]);
 
 -- Named arguments work as the contract names them.
