@@ -6,7 +6,8 @@
 # through pg_prove (caio's own suites, and caio_tap
 # on kept and broken tables), the pgbench stress runs with their invariant
 # checks (the lease and fence ones also through PgBouncer in transaction
-# pooling mode, test/pgbouncer/run.sh), the durability tests (crash,
+# pooling mode, test/pgbouncer/run.sh), the Python client's suite
+# (test/clients/python.sh), the durability tests (crash,
 # failover, dump and restore), the counters' suite with the isolation specs
 # and the stress runs again (shared_preload_libraries), on PostgreSQL 15 the
 # failover manager's (test/ha/run.sh: a pg_auto_failover formation), and
@@ -46,6 +47,10 @@ passed "stress (4)"
 echo "== lease and fence stress through PgBouncer (transaction pooling)"
 test/pgbouncer/run.sh
 passed "PgBouncer"
+
+echo "== Python client (clients/python over psycopg 3)"
+test/clients/python.sh
+passed "Python client"
 
 test/durability/run.sh
 passed "durability (8)"

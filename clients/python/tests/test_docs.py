@@ -1,6 +1,7 @@
-"""doc/payments.md's Python programs, run as the doc shows them: each block
-marked <!-- python example NAME --> runs in a fresh database set up by the
-SQL block marked <!-- python setup NAME -->, and prints exactly the block
+"""The Python programs of doc/payments.md and doc/clients.md, run as the
+docs show them: each block marked <!-- python example NAME --> runs in a
+fresh database with caio, set up by the SQL block marked
+<!-- python setup NAME --> if there is one, and prints exactly the block
 marked <!-- python output NAME --> (whose first line is the command)."""
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ import psycopg
 from support import fresh_database
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-DOC = os.environ.get("CAIO_PAYMENTS_MD") or os.path.join(HERE, "..", "..", "..", "doc", "payments.md")
+DOCS = os.environ.get("CAIO_DOCS") or os.path.join(HERE, "..", "..", "..", "doc")
 MARK = re.compile(r"^<!-- python (setup|example|output) (\S+) -->\s*$")
 
 
@@ -45,17 +46,20 @@ def marked_blocks(path: str) -> Dict[Tuple[str, str], str]:
     return blocks
 
 
-class PaymentsDoc(unittest.TestCase):
+class DocExamples(unittest.TestCase):
     def test_examples(self) -> None:
-        blocks = marked_blocks(DOC)
+        blocks: Dict[Tuple[str, str], str] = {}
+        for doc in ("payments.md", "clients.md"):
+            blocks.update(marked_blocks(os.path.join(DOCS, doc)))
         names = sorted(name for kind, name in blocks if kind == "example")
-        self.assertEqual(names, ["claims_worker.py", "hot_wallet.py"])
+        self.assertEqual(names, ["claims_worker.py", "hot_wallet.py", "story.py"])
         for name in names:
             with self.subTest(name):
                 database = "caio_python_doc_" + name.split(".")[0]
                 fresh_database(database)
-                with psycopg.connect(dbname=database, autocommit=True) as conn:
-                    conn.execute(blocks[("setup", name)])
+                if ("setup", name) in blocks:
+                    with psycopg.connect(dbname=database, autocommit=True) as conn:
+                        conn.execute(blocks[("setup", name)])
                 command, _, expected = blocks[("output", name)].partition("\n")
                 words = shlex.split(command.lstrip("$ "))
                 self.assertEqual(words[:2], ["python3", name])
