@@ -31,8 +31,8 @@ echo "== Python client: a venv of /usr/bin/python3 with Debian's psycopg, the pa
 # Never from the checkout's root, where caio.so would be imported as "caio".
 cd "$work"
 export PYTHONDONTWRITEBYTECODE=1
-echo "== Python client: mypy --strict (package and tests)"
+echo "== Python client: mypy --strict (package, tests, bench.py)"
 "$work/venv/bin/python" -m mypy --strict --cache-dir "$work/mypy-cache" \
-    python/src/caio python/tests
+    python/src/caio python/tests python/bench.py
 echo "== Python client: tests against the server"
 CAIO_DOCS=$work/doc "$work/venv/bin/python" python/tests/run.py

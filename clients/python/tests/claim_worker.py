@@ -1,9 +1,8 @@
 """A worker of test_work.WorkerLoop: claims jobs with caio.claim and
 finishes each under its claim token, logging the finish in the same
-transaction; prints {"finished": N, "refused": N} as JSON.
-    claim_worker.py CONNINFO HOLDER PAUSE
-PAUSE 1: sleep past the claims' ttl after the first claim (a stalled
-worker), so that others take its jobs over and its finishes are refused."""
+transaction, until no job is pending (waiting for jobs that others claimed
+to be finished or to expire); prints {"finished": N, "refused": N} as JSON.
+    claim_worker.py CONNINFO HOLDER"""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ FINISH = """UPDATE jobs SET state = 'done', done_by = %(holder)s, claim_holder =
 LOG = "INSERT INTO finishes (job, holder, token) VALUES (%(id)s, %(holder)s, %(token)s)"
 
 
-def main(conninfo: str, holder: str, pause: bool) -> None:
+def main(conninfo: str, holder: str) -> None:
     finished = refused = 0
     with psycopg.connect(conninfo, autocommit=True) as conn:
         while True:
@@ -33,9 +32,6 @@ def main(conninfo: str, holder: str, pause: bool) -> None:
                     break
                 time.sleep(0.05)  # others hold the rest: wait for them to finish or expire
                 continue
-            if pause:
-                pause = False
-                time.sleep(2.5 * TTL)
             for job in jobs:
                 values = {"holder": holder, "token": job["claim_token"], "id": job["id"]}
                 try:
@@ -44,9 +40,9 @@ def main(conninfo: str, holder: str, pause: bool) -> None:
                         conn.execute(LOG, values)
                     finished += 1
                 except caio.FencingError:
-                    refused += 1  # taken over while we paused: not ours any more
+                    refused += 1  # taken over: not ours any more
     print(json.dumps({"finished": finished, "refused": refused}))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2], sys.argv[3] == "1")
+    main(sys.argv[1], sys.argv[2])

@@ -210,7 +210,8 @@ class KeptLease:
     over, whether or not the client noticed yet."""
 
     __slots__ = ("_manager", "resource", "holder", "ttl", "_wait", "_every", "current", "lost",
-                 "lost_reason", "released", "_conn", "_stop", "_thread", "_timer", "_timer_lock")
+                 "lost_reason", "released", "_conn", "_stop", "_thread", "_timer", "_timer_lock",
+                 "_granted", "_renewing")
 
     def __init__(self, manager: LockManager, resource: str, holder: str, ttl: timedelta,
                  wait: Optional[timedelta], every: Optional[timedelta]) -> None:
@@ -220,6 +221,8 @@ class KeptLease:
         self.ttl = ttl
         self._wait = wait
         self._every = (every or ttl / 3).total_seconds()
+        if not 0 < self._every < ttl.total_seconds():
+            raise ValueError("renew_every must be positive and shorter than the ttl")
         self.current: Optional[Lease] = None
         self.lost = threading.Event()
         self.lost_reason: Optional[str] = None
@@ -229,6 +232,8 @@ class KeptLease:
         self._thread: Optional[threading.Thread] = None
         self._timer: Optional[threading.Timer] = None
         self._timer_lock = threading.Lock()
+        self._granted = 0.0  # when the request that granted or last renewed it was sent
+        self._renewing = threading.Lock()  # held by the keep-alive thread while it renews
 
     @property
     def token(self) -> int:
@@ -263,19 +268,25 @@ class KeptLease:
             self.lost_reason = reason
             self.lost.set()
 
-    def _arm(self, started: float) -> None:
-        """Sets ``lost`` when the lease would expire (ttl after the request
-        that granted or renewed it was sent) with no renewal since."""
+    def _arm(self) -> None:
+        """While a renewal is on its way: sets ``lost`` if it has not come
+        back by the time the lease would expire (ttl after the request that
+        granted or last renewed it was sent).  Between renewals the thread
+        waits less than the ttl, so only a renewal in flight can pass it."""
         with self._timer_lock:
-            if self._timer is not None:
-                self._timer.cancel()
             if self._stop.is_set():
                 return
-            delay = max(0.0, started + self.ttl.total_seconds() - time.monotonic())
+            delay = max(0.0, self._granted + self.ttl.total_seconds() - time.monotonic())
             self._timer = threading.Timer(
                 delay, self._lose, ("no renewal reached the server before the lease would expire",))
             self._timer.daemon = True
             self._timer.start()
+
+    def _disarm(self) -> None:
+        with self._timer_lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
 
     def __enter__(self) -> "KeptLease":
         conn = self._manager._take()
@@ -291,7 +302,7 @@ class KeptLease:
             self._manager._give_back(conn)
             raise NotAcquiredError(self.resource, self.holder)
         self._conn = conn
-        self._arm(started)
+        self._granted = started
         self._thread = threading.Thread(target=self._keep_alive, daemon=True,
                                         name=f"caio keep-alive {self.resource}")
         self._thread.start()
@@ -301,38 +312,41 @@ class KeptLease:
         conn = self._conn
         assert conn is not None
         while not self._stop.wait(self._every):
-            current = self._held()
-            started = time.monotonic()
-            try:
-                row = fetch_one(conn, f"SELECT {_COLUMNS} FROM caio_renew({LEASE_ARGUMENT}, %s)",
-                                (*lease_parameters(current), self.ttl))
-            except Exception as error:
-                self._lose(f"a renewal failed: {error}")
-                return
+            with self._renewing:
+                if self._stop.is_set():
+                    return
+                current = self._held()
+                started = time.monotonic()
+                self._arm()
+                try:
+                    row = fetch_one(conn, f"SELECT {_COLUMNS} FROM caio_renew({LEASE_ARGUMENT}, %s)",
+                                    (*lease_parameters(current), self.ttl))
+                except Exception as error:
+                    self._lose(f"a renewal failed: {error}")
+                    return
+                finally:
+                    self._disarm()
             renewed = _lease(row)
             if renewed is None:
                 self._lose("the renewal returned NULL: the lease expired, was released or taken over")
                 return
             self.current = renewed
-            self._arm(started)
+            self._granted = started
 
     def __exit__(self, kind: Optional[Type[BaseException]], value: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
         self._stop.set()
-        with self._timer_lock:
-            if self._timer is not None:
-                self._timer.cancel()
+        self._disarm()
         conn, self._conn = self._conn, None
-        thread = self._thread
-        if thread is not None:
-            # A renewal stuck on a connection that no longer answers must not
-            # hold up the block's end: after a ttl, leave it to its thread.
-            thread.join(self.ttl.total_seconds())
-            if thread.is_alive():
-                self.released = False
-                return
         if conn is None:
             return
+        # Once stop is set the thread starts no renewal; wait for one on its
+        # way, but not for one stuck on a connection that no longer answers:
+        # after a ttl, leave the connection to the thread.
+        if not self._renewing.acquire(timeout=self.ttl.total_seconds()):
+            self.released = False
+            return
+        self._renewing.release()
         try:
             row = fetch_one(conn, f"SELECT caio_release({LEASE_ARGUMENT})",
                             lease_parameters(self._held()))
