@@ -199,6 +199,63 @@ class LockManager:
         self.close()
 
 
+class _Threads:
+    """Threads for keep-alive loops, kept for the next kept lease (a thread
+    per kept lease, none created per lease once enough are idle)."""
+
+    KEEP_IDLE = 16
+
+    def __init__(self) -> None:
+        self._idle: List["_Thread"] = []
+        self._lock = threading.Lock()
+
+    def run(self, task: Callable[[], None]) -> None:
+        with self._lock:
+            thread = self._idle.pop() if self._idle else None
+        if thread is None:
+            thread = _Thread(self)
+            thread.give(task)
+            thread.start()
+        else:
+            thread.give(task)
+
+    def done(self, thread: "_Thread") -> bool:
+        """Keeps the thread for another task; False when enough are idle."""
+        with self._lock:
+            if len(self._idle) >= self.KEEP_IDLE:
+                return False
+            self._idle.append(thread)
+            return True
+
+
+class _Thread(threading.Thread):
+    def __init__(self, threads: _Threads) -> None:
+        super().__init__(daemon=True, name="caio keep-alive")
+        self._threads = threads
+        self._task: Optional[Callable[[], None]] = None
+        self._given = threading.Event()
+
+    def give(self, task: Callable[[], None]) -> None:
+        self._task = task
+        self._given.set()
+
+    def run(self) -> None:
+        while True:
+            self._given.wait()
+            self._given.clear()
+            task, self._task = self._task, None
+            if task is not None:
+                try:
+                    task()
+                except BaseException:  # the task records what went wrong itself
+                    pass
+            if not self._threads.done(self):
+                return
+
+
+_THREADS = _Threads()
+
+
 class KeptLease:
     """The lease of ``with locks.lease(...) as lease:``.  ``resource``,
     ``holder``, ``token``, ``acquired_at`` and ``expires_at`` are the
@@ -210,7 +267,7 @@ class KeptLease:
     over, whether or not the client noticed yet."""
 
     __slots__ = ("_manager", "resource", "holder", "ttl", "_wait", "_every", "current", "lost",
-                 "lost_reason", "released", "_conn", "_stop", "_thread", "_timer", "_timer_lock",
+                 "lost_reason", "released", "_conn", "_stop", "_timer", "_timer_lock",
                  "_granted", "_renewing")
 
     def __init__(self, manager: LockManager, resource: str, holder: str, ttl: timedelta,
@@ -229,7 +286,6 @@ class KeptLease:
         self.released: Optional[bool] = None
         self._conn: Optional["psycopg.Connection[Any]"] = None
         self._stop = threading.Event()
-        self._thread: Optional[threading.Thread] = None
         self._timer: Optional[threading.Timer] = None
         self._timer_lock = threading.Lock()
         self._granted = 0.0  # when the request that granted or last renewed it was sent
@@ -303,9 +359,7 @@ class KeptLease:
             raise NotAcquiredError(self.resource, self.holder)
         self._conn = conn
         self._granted = started
-        self._thread = threading.Thread(target=self._keep_alive, daemon=True,
-                                        name=f"caio keep-alive {self.resource}")
-        self._thread.start()
+        _THREADS.run(self._keep_alive)
         return self
 
     def _keep_alive(self) -> None:
