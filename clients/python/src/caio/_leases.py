@@ -3,6 +3,9 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -200,8 +203,7 @@ class LockManager:
 
 
 class _Threads:
-    """Threads for keep-alive loops, kept for the next kept lease (a thread
-    per kept lease, none created per lease once enough are idle)."""
+    """Threads that renew kept leases, kept for the next renewal."""
 
     KEEP_IDLE = 16
 
@@ -230,7 +232,7 @@ class _Threads:
 
 class _Thread(threading.Thread):
     def __init__(self, threads: _Threads) -> None:
-        super().__init__(daemon=True, name="caio keep-alive")
+        super().__init__(daemon=True, name="caio renewal")
         self._threads = threads
         self._task: Optional[Callable[[], None]] = None
         self._given = threading.Event()
@@ -253,7 +255,58 @@ class _Thread(threading.Thread):
                 return
 
 
+class _Schedule:
+    """One thread for every kept lease of the process: it sleeps until the
+    next renewal is due and hands it to a thread of _THREADS (a renewal
+    that hangs holds up no other), and it checks, when a lease would
+    expire, that a renewal reached the server since.  A kept lease that ends
+    before its first renewal costs no thread switch at all."""
+
+    def __init__(self) -> None:
+        self._heap: List[Tuple[float, int, "KeptLease", bool]] = []
+        self._cond = threading.Condition()
+        self._order = itertools.count()
+        self._thread: Optional[threading.Thread] = None
+
+    def add(self, due: float, kept: "KeptLease", expiry: bool = False) -> None:
+        """At ``due``: renew ``kept``, or with ``expiry`` check that it was
+        renewed since."""
+        with self._cond:
+            heapq.heappush(self._heap, (due, next(self._order), kept, expiry))
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True, name="caio renewals")
+                self._thread.start()
+            elif self._heap[0][2] is kept:  # due before what the thread waits for
+                self._cond.notify()
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    wait = self._heap[0][0] - time.monotonic() if self._heap else None
+                    if wait is not None and wait <= 0:
+                        break
+                    self._cond.wait(wait)
+                _, _, kept, expiry = heapq.heappop(self._heap)
+            if kept._stop.is_set():
+                continue
+            if not expiry:
+                _THREADS.run(kept._renew)
+            elif kept._granted + kept.ttl.total_seconds() <= time.monotonic():
+                kept._lose("no renewal reached the server before the lease would expire")
+
+
 _THREADS = _Threads()
+_SCHEDULE = _Schedule()
+
+
+def _after_fork() -> None:
+    # A child process has none of its parent's threads.
+    global _THREADS, _SCHEDULE
+    _THREADS, _SCHEDULE = _Threads(), _Schedule()
+
+
+os.register_at_fork(after_in_child=_after_fork)
 
 
 class KeptLease:
@@ -267,8 +320,7 @@ class KeptLease:
     over, whether or not the client noticed yet."""
 
     __slots__ = ("_manager", "resource", "holder", "ttl", "_wait", "_every", "current", "lost",
-                 "lost_reason", "released", "_conn", "_stop", "_timer", "_timer_lock",
-                 "_granted", "_renewing")
+                 "lost_reason", "released", "_conn", "_stop", "_granted", "_renewing")
 
     def __init__(self, manager: LockManager, resource: str, holder: str, ttl: timedelta,
                  wait: Optional[timedelta], every: Optional[timedelta]) -> None:
@@ -286,10 +338,8 @@ class KeptLease:
         self.released: Optional[bool] = None
         self._conn: Optional["psycopg.Connection[Any]"] = None
         self._stop = threading.Event()
-        self._timer: Optional[threading.Timer] = None
-        self._timer_lock = threading.Lock()
         self._granted = 0.0  # when the request that granted or last renewed it was sent
-        self._renewing = threading.Lock()  # held by the keep-alive thread while it renews
+        self._renewing = threading.Lock()  # held while a renewal is on its way
 
     @property
     def token(self) -> int:
@@ -324,25 +374,13 @@ class KeptLease:
             self.lost_reason = reason
             self.lost.set()
 
-    def _arm(self) -> None:
-        """While a renewal is on its way: sets ``lost`` if it has not come
-        back by the time the lease would expire (ttl after the request that
-        granted or last renewed it was sent).  Between renewals the thread
-        waits less than the ttl, so only a renewal in flight can pass it."""
-        with self._timer_lock:
-            if self._stop.is_set():
-                return
-            delay = max(0.0, self._granted + self.ttl.total_seconds() - time.monotonic())
-            self._timer = threading.Timer(
-                delay, self._lose, ("no renewal reached the server before the lease would expire",))
-            self._timer.daemon = True
-            self._timer.start()
-
-    def _disarm(self) -> None:
-        with self._timer_lock:
-            if self._timer is not None:
-                self._timer.cancel()
-                self._timer = None
+    def _granted_at(self, started: float) -> None:
+        """A grant or renewal sent at ``started`` succeeded: the next renewal
+        is due a renewal period later, and ``lost`` is set if none has
+        succeeded by the time this one would expire."""
+        self._granted = started
+        _SCHEDULE.add(started + self._every, self)
+        _SCHEDULE.add(started + self.ttl.total_seconds(), self, expiry=True)
 
     def __enter__(self) -> "KeptLease":
         conn = self._manager._take()
@@ -358,39 +396,33 @@ class KeptLease:
             self._manager._give_back(conn)
             raise NotAcquiredError(self.resource, self.holder)
         self._conn = conn
-        self._granted = started
-        _THREADS.run(self._keep_alive)
+        self._granted_at(started)
         return self
 
-    def _keep_alive(self) -> None:
-        conn = self._conn
-        assert conn is not None
-        while not self._stop.wait(self._every):
-            with self._renewing:
-                if self._stop.is_set():
-                    return
-                current = self._held()
-                started = time.monotonic()
-                self._arm()
-                try:
-                    row = fetch_one(conn, f"SELECT {_COLUMNS} FROM caio_renew({LEASE_ARGUMENT}, %s)",
-                                    (*lease_parameters(current), self.ttl))
-                except Exception as error:
-                    self._lose(f"a renewal failed: {error}")
-                    return
-                finally:
-                    self._disarm()
-            renewed = _lease(row)
-            if renewed is None:
-                self._lose("the renewal returned NULL: the lease expired, was released or taken over")
+    def _renew(self) -> None:
+        """One renewal, on a thread of _THREADS; schedules the next."""
+        with self._renewing:
+            conn = self._conn
+            if self._stop.is_set() or conn is None:
                 return
-            self.current = renewed
-            self._granted = started
+            current = self._held()
+            started = time.monotonic()
+            try:
+                row = fetch_one(conn, f"SELECT {_COLUMNS} FROM caio_renew({LEASE_ARGUMENT}, %s)",
+                                (*lease_parameters(current), self.ttl))
+            except Exception as error:
+                self._lose(f"a renewal failed: {error}")
+                return
+        renewed = _lease(row)
+        if renewed is None:
+            self._lose("the renewal returned NULL: the lease expired, was released or taken over")
+            return
+        self.current = renewed
+        self._granted_at(started)
 
     def __exit__(self, kind: Optional[Type[BaseException]], value: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
         self._stop.set()
-        self._disarm()
         conn, self._conn = self._conn, None
         if conn is None:
             return
