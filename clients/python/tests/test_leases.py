@@ -16,6 +16,17 @@ import caio
 from support import DatabaseTest
 
 
+def wait_for_own_connection(lease: caio.KeptLease) -> int:
+    """The server process of the lease's own connection, once its first
+    renewal has made one."""
+    deadline = time.monotonic() + 5
+    while lease.backend_pid is None:
+        if time.monotonic() > deadline:
+            raise AssertionError("no renewal in 5 s")
+        time.sleep(0.02)
+    return lease.backend_pid
+
+
 class LeaseStory(DatabaseTest):
     database = "caio_python_story"
 
@@ -133,13 +144,33 @@ class KeptLeases(DatabaseTest):
         with caio.LockManager(self.connect()).lease("busy", "worker-b", 30, wait=5) as lease:
             self.assertGreater(lease.token, held.token)
 
-    def test_connection_reused(self) -> None:
-        """The keep-alive connection serves the next kept lease."""
-        with self.locks.lease("reuse", "worker-a", 30) as first:
-            pid = first.backend_pid
-        with self.locks.lease("reuse", "worker-a", 30) as second:
-            self.assertEqual(second.backend_pid, pid)
-            self.assertNotEqual(second.backend_pid, self.conn.info.backend_pid)
+    def test_connections(self) -> None:
+        """A block shorter than a renewal period runs on the manager's
+        connection alone; the renewals get a connection of their own, which
+        serves the next kept lease."""
+        before = self.value("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()")
+        with self.locks.lease("short", "worker-a", 30) as short:
+            self.assertIsNone(short.backend_pid)
+            self.assertEqual(self.value("SELECT count(*) FROM pg_stat_activity"
+                                        " WHERE datname = current_database()"), before)
+        self.assertTrue(short.released)
+        with self.locks.lease("long", "worker-a", 30, renew_every=0.1) as first:
+            pid = wait_for_own_connection(first)
+            self.assertNotEqual(pid, self.conn.info.backend_pid)
+            self.assertEqual(self.value("SELECT application_name FROM pg_stat_activity WHERE pid = %s", pid),
+                             "caio keep-alive")
+        with self.locks.lease("long", "worker-a", 30, renew_every=0.1) as second:
+            self.assertEqual(wait_for_own_connection(second), pid)
+        # In a transaction of the manager's connection, the lease is taken,
+        # renewed and released on a connection of its own: committed at once.
+        with self.conn.transaction():
+            with self.locks.lease("busy-main", "worker-a", 30) as inside:
+                self.assertEqual(inside.backend_pid, pid)
+                other = caio.LockManager(self.connect())
+                self.assertIsNone(other.acquire("busy-main", "worker-b", 30))
+            self.assertTrue(inside.released)
+        with self.assertRaises(ValueError):
+            self.locks.lease("x", "worker-a", 1, renew_every=2)
 
     def test_takeover_sets_lost(self) -> None:
         """A takeover (through the test clock) sets lost within one
@@ -167,19 +198,21 @@ class KeptLeases(DatabaseTest):
         """The keep-alive's server connection goes away: lost is set before
         the ttl ends."""
         with self.locks.lease("gone", "worker-a", 3) as lease:
+            pid = wait_for_own_connection(lease)
             started = time.monotonic()
-            self.value("SELECT pg_terminate_backend(%s)", lease.backend_pid)
+            self.value("SELECT pg_terminate_backend(%s)", pid)
             self.assertTrue(lease.lost.wait(3), "lost was not set within the ttl")
             self.assertLess(time.monotonic() - started, 3)
             self.assertIn("failed", lease.lost_reason or "")
-        self.assertFalse(lease.released)
+        # Still held on the server: released through the manager's connection.
+        self.assertTrue(lease.released)
+        self.assertIsNone(self.locks.lease_of("gone"))
 
     def test_unanswered_renewal_sets_lost(self) -> None:
         """The server stops answering (its process stopped with SIGSTOP):
         lost is set when the lease would expire, not later."""
         with self.locks.lease("hang", "worker-a", 2) as lease:
-            pid = lease.backend_pid
-            assert pid is not None
+            pid = wait_for_own_connection(lease)
             try:
                 os.kill(pid, signal.SIGSTOP)
             except PermissionError:
@@ -187,7 +220,7 @@ class KeptLeases(DatabaseTest):
             try:
                 started = time.monotonic()
                 self.assertTrue(lease.lost.wait(2.5), "lost was not set by the lease's expiry")
-                self.assertLess(time.monotonic() - started, 2.2)
+                self.assertLess(time.monotonic() - started, 2.5)
                 self.assertIn("expire", lease.lost_reason or "")
             finally:
                 os.kill(pid, signal.SIGCONT)

@@ -113,13 +113,15 @@ class LockManager:
     ``acquire``, ``renew`` and ``release`` run on ``conn`` and commit at
     once (in autocommit mode, or in a transaction of their own when none is
     open; inside an open transaction they become part of it).  A lease kept
-    by :meth:`lease` uses connections of its own, opened with the
-    parameters (and password) of ``conn``, or with ``connect()`` when given,
+    by :meth:`lease` is renewed on a connection of its own, opened with the
+    parameters (and password) of ``conn``, or by ``connect()`` when given,
     and kept for the next kept lease; :meth:`close` closes them."""
 
     def __init__(self, conn: "psycopg.Connection[Any]", *, connect: Optional[Connect] = None) -> None:
         self.conn = conn
         self._connect = connect
+        self._dsn = conn.info.dsn
+        self._password = conn.info.password or None
         self._idle: List["psycopg.Connection[Any]"] = []
         self._idle_lock = threading.Lock()
 
@@ -174,9 +176,7 @@ class LockManager:
         if self._connect is not None:
             conn = self._connect()
         else:
-            info = self.conn.info
-            conn = psycopg.connect(info.dsn, password=info.password or None,
-                                   application_name="caio keep-alive")
+            conn = psycopg.connect(self._dsn, password=self._password, application_name="caio keep-alive")
         conn.autocommit = True
         return conn
 
@@ -355,8 +355,11 @@ class KeptLease:
 
     @property
     def backend_pid(self) -> Optional[int]:
-        """The server process of the keep-alive connection."""
-        return None if self._conn is None else self._conn.info.backend_pid
+        """The server process of the lease's own connection, which renews
+        it: None until it has one (from the first renewal on, or from the
+        start when the manager's connection was busy)."""
+        conn = self._conn
+        return None if conn is None else conn.info.backend_pid
 
     def _held(self) -> Lease:
         if self.current is None:
@@ -382,33 +385,48 @@ class KeptLease:
         _SCHEDULE.add(started + self._every, self)
         _SCHEDULE.add(started + self.ttl.total_seconds(), self, expiry=True)
 
+    def _main_free(self) -> bool:
+        """Whether the manager's connection can take a statement that commits
+        at once (autocommit, no transaction open)."""
+        conn = self._manager.conn
+        return bool(conn.autocommit and not conn.closed
+                    and conn.info.transaction_status == TransactionStatus.IDLE)
+
     def __enter__(self) -> "KeptLease":
-        conn = self._manager._take()
+        # On the manager's connection when it is free: a block that ends
+        # before the first renewal then needs no other connection.
+        on_main = self._main_free()
+        conn = self._manager.conn if on_main else self._manager._take()
         try:
             started = time.monotonic()
             row = fetch_one(conn, f"SELECT {_COLUMNS} FROM caio_acquire(%s, %s, %s, %s)",
                             (self.resource, self.holder, self.ttl, self._wait or timedelta(0)))
         except BaseException:
-            conn.close()
+            if not on_main:
+                conn.close()
             raise
         self.current = _lease(row)
         if self.current is None:
-            self._manager._give_back(conn)
+            if not on_main:
+                self._manager._give_back(conn)
             raise NotAcquiredError(self.resource, self.holder)
-        self._conn = conn
+        if not on_main:
+            self._conn = conn
         self._granted_at(started)
         return self
 
     def _renew(self) -> None:
-        """One renewal, on a thread of _THREADS; schedules the next."""
+        """One renewal, on a thread of _THREADS, on the lease's own
+        connection (taken at the first renewal); schedules the next."""
         with self._renewing:
-            conn = self._conn
-            if self._stop.is_set() or conn is None:
+            if self._stop.is_set():
                 return
             current = self._held()
             started = time.monotonic()
             try:
-                row = fetch_one(conn, f"SELECT {_COLUMNS} FROM caio_renew({LEASE_ARGUMENT}, %s)",
+                if self._conn is None:
+                    self._conn = self._manager._take()
+                row = fetch_one(self._conn, f"SELECT {_COLUMNS} FROM caio_renew({LEASE_ARGUMENT}, %s)",
                                 (*lease_parameters(current), self.ttl))
             except Exception as error:
                 self._lose(f"a renewal failed: {error}")
@@ -423,27 +441,37 @@ class KeptLease:
     def __exit__(self, kind: Optional[Type[BaseException]], value: Optional[BaseException],
                  traceback: Optional[TracebackType]) -> None:
         self._stop.set()
-        conn, self._conn = self._conn, None
-        if conn is None:
-            return
-        # Once stop is set the thread starts no renewal; wait for one on its
-        # way, but not for one stuck on a connection that no longer answers:
-        # after a ttl, leave the connection to the thread.
-        if not self._renewing.acquire(timeout=self.ttl.total_seconds()):
-            self.released = False
-            return
-        self._renewing.release()
-        try:
-            row = fetch_one(conn, f"SELECT caio_release({LEASE_ARGUMENT})",
-                            lease_parameters(self._held()))
-            self.released = bool(row[0])
-        except (psycopg.Error, CaioError):
-            # The connection went away: the lease expires by itself, and the
-            # storage refuses writes under it once another holder takes it.
-            self.released = False
-            conn.close()
-            return
-        self._manager._give_back(conn)
+        # Once stop is set no renewal starts; wait for one on its way, but not
+        # for one stuck on a connection that no longer answers: after a ttl,
+        # leave that connection to its thread.
+        own: Optional["psycopg.Connection[Any]"] = None
+        if self._renewing.acquire(timeout=self.ttl.total_seconds()):
+            self._renewing.release()
+            own = self._conn
+        self._conn = None
+        if self._main_free():
+            target: Optional["psycopg.Connection[Any]"] = self._manager.conn
+        else:
+            target = own
+            if target is None:
+                try:
+                    target = own = self._manager._take()
+                except psycopg.Error:
+                    self.released = False
+                    return
+        self.released = False
+        if target is not None:
+            try:
+                row = fetch_one(target, f"SELECT caio_release({LEASE_ARGUMENT})",
+                                lease_parameters(self._held()))
+                self.released = bool(row[0])
+            except (psycopg.Error, CaioError):
+                # The connection went away: the lease expires by itself, and
+                # the storage refuses writes under it once another holder
+                # takes it.
+                pass
+        if own is not None:
+            self._manager._give_back(own)
 
 
 class TestClock:
