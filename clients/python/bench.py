@@ -5,7 +5,7 @@ own, so that only the client's cost differs).  Connects with the PG*
 environment variables to a database with caio; makes and drops the table
 caio_bench_rows there.
 
-    python3 bench.py [--seconds 5] [--workers 1,8]
+    python3 bench.py [--seconds 5] [--workers 1,8] [--rounds 3]
 
 One op: acquire a 30 s lease, UPDATE a row of a caio_protect'ed table under
 its token, release.  "client": ``with locks.lease(...)`` (a connection of
@@ -76,6 +76,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", type=float, default=5.0)
     parser.add_argument("--workers", default="1,8")
+    parser.add_argument("--rounds", type=int, default=3)
     args = parser.parse_args()
     counts = [int(n) for n in args.workers.split(",")]
     with psycopg.connect(autocommit=True) as conn:
@@ -85,11 +86,18 @@ def main() -> None:
         with conn.cursor() as cursor:
             cursor.executemany("INSERT INTO caio_bench_rows (name) VALUES (%s)", rows)
         conn.execute("SELECT caio_protect('caio_bench_rows', 'fence', 'name', 'bench:')")
-    print(f"| ops/s ({args.seconds:g} s each) | " + " | ".join(f"{n} worker{'s' if n > 1 else ''}" for n in counts) + " |")
+    # The ways take turns, --rounds times each; the best round counts (a
+    # shared machine's noise only ever slows a round down).
+    best: Dict[Tuple[str, int], float] = {}
+    for n in counts:
+        for _ in range(args.rounds):
+            for way in WAYS:
+                best[way, n] = max(best.get((way, n), 0.0), run(way, n, args.seconds))
+    print(f"| ops/s (best of {args.rounds} rounds of {args.seconds:g} s) | "
+          + " | ".join(f"{n} worker{'s' if n > 1 else ''}" for n in counts) + " |")
     print("|---|" + "---:|" * len(counts))
     for way in WAYS:
-        rates = [run(way, n, args.seconds) for n in counts]
-        print(f"| {way} | " + " | ".join(f"{rate:,.0f}" for rate in rates) + " |")
+        print(f"| {way} | " + " | ".join(f"{best[way, n]:,.0f}" for n in counts) + " |")
     with psycopg.connect(autocommit=True) as conn:
         conn.execute("DROP TABLE caio_bench_rows")
 

@@ -259,14 +259,18 @@ class _Schedule:
     """One thread for every kept lease of the process: it sleeps until the
     next renewal is due and hands it to a thread of _THREADS (a renewal
     that hangs holds up no other), and it checks, when a lease would
-    expire, that a renewal reached the server since.  A kept lease that ends
-    before its first renewal costs no thread switch at all."""
+    expire, that a renewal reached the server since.  A kept lease that
+    ends before its first renewal costs no thread switch: its entries are
+    dropped when the thread next wakes for a due one (a renewal period
+    later), and a new entry wakes the thread only when it is due before
+    what the thread sleeps until."""
 
     def __init__(self) -> None:
         self._heap: List[Tuple[float, int, "KeptLease", bool]] = []
         self._cond = threading.Condition()
         self._order = itertools.count()
         self._thread: Optional[threading.Thread] = None
+        self._wake_at = float("inf")  # while the thread sleeps: when it wakes
 
     def add(self, due: float, kept: "KeptLease", expiry: bool = False) -> None:
         """At ``due``: renew ``kept``, or with ``expiry`` check that it was
@@ -276,18 +280,25 @@ class _Schedule:
             if self._thread is None:
                 self._thread = threading.Thread(target=self._run, daemon=True, name="caio renewals")
                 self._thread.start()
-            elif self._heap[0][2] is kept:  # due before what the thread waits for
+            elif due < self._wake_at:
                 self._cond.notify()
 
     def _run(self) -> None:
+        clean = True
         while True:
             with self._cond:
                 while True:
-                    wait = self._heap[0][0] - time.monotonic() if self._heap else None
-                    if wait is not None and wait <= 0:
+                    if clean:  # drop the entries of leases that ended
+                        while self._heap and self._heap[0][2]._stop.is_set():
+                            heapq.heappop(self._heap)
+                    now = time.monotonic()
+                    if self._heap and self._heap[0][0] <= now:
                         break
-                    self._cond.wait(wait)
+                    self._wake_at = self._heap[0][0] if self._heap else float("inf")
+                    clean = not self._cond.wait(self._wake_at - now if self._heap else None)
+                self._wake_at = float("-inf")  # awake: no need to notify
                 _, _, kept, expiry = heapq.heappop(self._heap)
+                clean = True
             if kept._stop.is_set():
                 continue
             if not expiry:
