@@ -328,7 +328,8 @@ CALL add_calls(ARRAY[$$caio_claimable(%s)$$],
 
 ------------------------------------------------------------------------------
 -- caio_claim's row type must name a claimable table; its filter must be one
--- boolean expression over the table's columns that runs.
+-- boolean expression over the table's columns that runs, its order a list
+-- of the table's columns.
 ------------------------------------------------------------------------------
 CALL add_calls(ARRAY[$$caio_claim(%s, 'worker-a', '1 minute')$$],
   ARRAY[$$NULL$$, $$NULL::record$$, $$NULL::int$$, $$42$$, $$NULL::text$$,
@@ -344,6 +345,13 @@ CALL add_calls(ARRAY[$$caio_claim(NULL::bad_jobs, 'worker-a', '1 minute', 1, %s)
         $$'row_number() OVER () = 1'$$,
         $$'(WITH d AS (DELETE FROM bad_jobs RETURNING 1) SELECT true)'$$,
         $$'EXISTS (SELECT caio_claim(NULL::bad_jobs, ''b'', ''1s''))'$$]);
+-- Its order must be a sort list of the table's columns, nothing else.
+CALL add_calls(ARRAY[$$caio_claim(NULL::bad_jobs, 'worker-a', '1 minute', 1, NULL, %s)$$],
+  ARRAY[$$''$$, $$'   '$$, $$'no_such_column'$$, $$'ctid'$$, $$'id,'$$,
+        $$'id; DELETE FROM bad_jobs'$$, $$'id) UNION (SELECT 1'$$, $$'id LIMIT 1'$$,
+        $$'id FOR UPDATE'$$, $$'(SELECT count(*) FROM bad_jobs)'$$, $$'random()'$$,
+        $$'caio_claim(NULL::bad_jobs, ''b'', ''1s'')'$$, $$'id USING <'$$,
+        $$'id COLLATE "C"'$$, $$'1'$$, $$'bad_jobs.id'$$, $$'id /*'$$]);
 
 ------------------------------------------------------------------------------
 -- Trigger functions run only as the triggers caio installs.

@@ -88,4 +88,53 @@ SELECT 'only after the update' AS side, * FROM (TABLE updated_objects EXCEPT TAB
 UNION ALL
 SELECT 'only in a fresh install', * FROM (TABLE fresh_objects EXCEPT TABLE updated_objects) b;
 
+
 DROP TABLE upgrade_sends;
+
+-- From 0.5.0, caio_claim gains order_by, and the update replaces the
+-- function: whoever could execute the old one can execute the new one,
+-- granted by the same grantor, with the same grant option; its initial
+-- privileges (what pg_dump leaves to CREATE EXTENSION) stay the owner's
+-- alone, so that pg_dump still dumps these grants.
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+CREATE EXTENSION caio VERSION '0.5.0';
+RESET client_min_messages;
+CREATE ROLE regress_caio_up_lead;
+CREATE ROLE regress_caio_up_worker;
+CREATE ROLE regress_caio_up_helper;
+CREATE ROLE regress_caio_up_nobody;
+GRANT EXECUTE ON FUNCTION caio_claim(anyelement, text, interval, int, text)
+    TO regress_caio_up_lead WITH GRANT OPTION;
+GRANT EXECUTE ON FUNCTION caio_claim(anyelement, text, interval, int, text) TO regress_caio_up_worker;
+SET ROLE regress_caio_up_lead;
+GRANT EXECUTE ON FUNCTION caio_claim(anyelement, text, interval, int, text) TO regress_caio_up_helper;
+RESET ROLE;
+CREATE FUNCTION pg_temp.claim_grants()
+RETURNS TABLE (function regprocedure, grantee text, grantor text, grantable boolean)
+LANGUAGE sql AS $$
+    SELECT p.oid::regprocedure, a.grantee::regrole::text,
+           CASE WHEN a.grantor = p.proowner THEN '(owner)' ELSE a.grantor::regrole::text END,
+           a.is_grantable
+      FROM pg_proc p, aclexplode(p.proacl) a
+     WHERE p.proname = 'caio_claim' AND a.grantee <> p.proowner
+     ORDER BY 1::text, 2
+$$;
+SELECT * FROM pg_temp.claim_grants();
+ALTER EXTENSION caio UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'caio';
+SELECT * FROM pg_temp.claim_grants();
+SELECT to_regprocedure('caio_claim(anyelement, text, interval, integer, text)') AS old_claim;
+SELECT r AS role, has_function_privilege(r, 'caio_claim(anyelement, text, interval, int, text, text)', 'EXECUTE') AS can_claim
+  FROM unnest(ARRAY['regress_caio_up_lead', 'regress_caio_up_worker', 'regress_caio_up_helper',
+                    'regress_caio_up_nobody']) r;
+SELECT i.privtype, count(*) FILTER (WHERE a.grantee <> p.proowner) AS initial_grants_beyond_owner
+  FROM pg_init_privs i JOIN pg_proc p ON p.oid = i.objoid, aclexplode(i.initprivs) a
+ WHERE i.classoid = 'pg_proc'::regclass
+   AND i.objoid = 'caio_claim(anyelement, text, interval, int, text, text)'::regprocedure
+ GROUP BY i.privtype;
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+DROP ROLE regress_caio_up_lead, regress_caio_up_worker, regress_caio_up_helper, regress_caio_up_nobody;
+CREATE EXTENSION caio;

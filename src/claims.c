@@ -326,71 +326,97 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
  */
 
 /*
- * A filter is one boolean expression over the table's columns, pasted into
- * caio's statements: check that it parses as exactly that, so that it cannot
- * close the parenthesis it sits in, add clauses, or run other statements.
+ * A caller's text (a filter, an order) is parsed inside a statement of
+ * caio's, after its prefix; errors point into the text, not into the
+ * caller's statement, and say which argument it was.
  */
-#define CLAIM_FILTER_PREFIX "SELECT "
-#define CLAIM_FILTER_PREFIX_LEN ((int) sizeof(CLAIM_FILTER_PREFIX) - 1)
+typedef struct ClaimText
+{
+	const char *text;
+	int			prefix_len;
+	const char *argument;
+} ClaimText;
 
 static void
-claim_filter_error_callback(void *arg)
+claim_text_error_callback(void *arg)
 {
+	const ClaimText *text = (const ClaimText *) arg;
 	int			position = geterrposition();
 
-	/* Point into the filter, not into the caller's statement. */
-	if (position > CLAIM_FILTER_PREFIX_LEN)
+	if (position > text->prefix_len)
 	{
 		errposition(0);
-		internalerrposition(position - CLAIM_FILTER_PREFIX_LEN);
-		internalerrquery((const char *) arg);
+		internalerrposition(position - text->prefix_len);
+		internalerrquery(text->text);
 	}
-	errcontext("caio_claim filter");
+	errcontext("caio_claim %s", text->argument);
 }
 
-static bool
-claim_filter_is_expression(const char *select_sql)
+/* The raw statements that prefix followed by the caller's text parses to. */
+static List *
+claim_parse_text(const char *prefix, const char *text, const char *argument)
 {
-	List	   *parsed = raw_parser(select_sql, RAW_PARSE_DEFAULT);
+	ClaimText	arg = {.text = text, .prefix_len = (int) strlen(prefix), .argument = argument};
+	ErrorContextCallback callback = {
+		.previous = error_context_stack,
+		.callback = claim_text_error_callback,
+		.arg = (void *) &arg
+	};
+	char	   *sql = psprintf("%s%s", prefix, text);
+	List	   *parsed;
+
+	error_context_stack = &callback;
+	parsed = raw_parser(sql, RAW_PARSE_DEFAULT);
+	error_context_stack = callback.previous;
+	pfree(sql);
+	return parsed;
+}
+
+/*
+ * The one SELECT that the caller's text made of caio's statement, if it
+ * parsed to one SELECT, with none of the clauses that it must not add: no
+ * FROM, WHERE, GROUP BY, WINDOW, VALUES, LIMIT, OFFSET, FOR UPDATE, WITH,
+ * INTO, DISTINCT or set operation.  NULL otherwise.  The target list and
+ * the ORDER BY are left to the caller, each of which expects one of them.
+ */
+static SelectStmt *
+claim_parsed_select(List *parsed)
+{
 	SelectStmt *select;
 
 	if (list_length(parsed) != 1 ||
 		!IsA(linitial_node(RawStmt, parsed)->stmt, SelectStmt))
-		return false;
+		return NULL;
 	select = (SelectStmt *) linitial_node(RawStmt, parsed)->stmt;
-	return select->op == SETOP_NONE &&
-		list_length(select->targetList) == 1 &&
-		linitial_node(ResTarget, select->targetList)->name == NULL &&
-		select->distinctClause == NIL && select->intoClause == NULL &&
-		select->fromClause == NIL && select->whereClause == NULL &&
-		select->groupClause == NIL && select->havingClause == NULL &&
-		select->windowClause == NIL && select->valuesLists == NIL &&
-		select->sortClause == NIL && select->limitOffset == NULL &&
-		select->limitCount == NULL && select->lockingClause == NIL &&
-		select->withClause == NULL;
+	if (select->op != SETOP_NONE ||
+		select->distinctClause != NIL || select->intoClause != NULL ||
+		select->fromClause != NIL || select->whereClause != NULL ||
+		select->groupClause != NIL || select->havingClause != NULL ||
+		select->windowClause != NIL || select->valuesLists != NIL ||
+		select->limitOffset != NULL || select->limitCount != NULL ||
+		select->lockingClause != NIL || select->withClause != NULL)
+		return NULL;
+	return select;
 }
 
+/*
+ * A filter is one boolean expression over the table's columns, pasted into
+ * caio's statements: check that it parses as exactly that, so that it cannot
+ * close the parenthesis it sits in, add clauses, or run other statements.
+ */
 static void
 claim_check_filter(const char *filter)
 {
-	char	   *select_sql = psprintf(CLAIM_FILTER_PREFIX "%s", filter);
-	ErrorContextCallback callback = {
-		.previous = error_context_stack,
-		.callback = claim_filter_error_callback,
-		.arg = (void *) filter
-	};
-	bool		is_expression;
+	SelectStmt *select = claim_parsed_select(claim_parse_text("SELECT ", filter, "filter"));
 
-	error_context_stack = &callback;
-	is_expression = claim_filter_is_expression(select_sql);
-	error_context_stack = callback.previous;
-	if (!is_expression)
+	if (select == NULL || select->sortClause != NIL ||
+		list_length(select->targetList) != 1 ||
+		linitial_node(ResTarget, select->targetList)->name != NULL)
 		ereport(ERROR,
 				(errcode(ERRCODE_SYNTAX_ERROR),
 				 errmsg("filter must be a single boolean expression"),
 				 errdetail("The filter is placed in a WHERE clause; it cannot hold clauses or statements of its own."),
 				 errhint("Write a condition on the table's columns, such as state = 'pending'.")));
-	pfree(select_sql);
 }
 
 /*
@@ -402,46 +428,6 @@ claim_check_filter(const char *filter)
  * prepares itself, from the column names it found in the table, each
  * quoted: nothing of the caller's text reaches the statement.
  */
-#define CLAIM_ORDER_PREFIX "SELECT ORDER BY "
-#define CLAIM_ORDER_PREFIX_LEN ((int) sizeof(CLAIM_ORDER_PREFIX) - 1)
-
-static void
-claim_order_error_callback(void *arg)
-{
-	int			position = geterrposition();
-
-	/* Point into the order, not into the caller's statement. */
-	if (position > CLAIM_ORDER_PREFIX_LEN)
-	{
-		errposition(0);
-		internalerrposition(position - CLAIM_ORDER_PREFIX_LEN);
-		internalerrquery((const char *) arg);
-	}
-	errcontext("caio_claim order_by");
-}
-
-/* The sort list of the one statement parsed, or NIL if it is anything else. */
-static List *
-claim_order_sort_list(const char *select_sql)
-{
-	List	   *parsed = raw_parser(select_sql, RAW_PARSE_DEFAULT);
-	SelectStmt *select;
-
-	if (list_length(parsed) != 1 ||
-		!IsA(linitial_node(RawStmt, parsed)->stmt, SelectStmt))
-		return NIL;
-	select = (SelectStmt *) linitial_node(RawStmt, parsed)->stmt;
-	if (select->op != SETOP_NONE || select->targetList != NIL ||
-		select->distinctClause != NIL || select->intoClause != NULL ||
-		select->fromClause != NIL || select->whereClause != NULL ||
-		select->groupClause != NIL || select->havingClause != NULL ||
-		select->windowClause != NIL || select->valuesLists != NIL ||
-		select->limitOffset != NULL || select->limitCount != NULL ||
-		select->lockingClause != NIL || select->withClause != NULL)
-		return NIL;
-	return select->sortClause;
-}
-
 pg_noreturn static void
 claim_order_not_a_sort_list(const char *what)
 {
@@ -494,19 +480,11 @@ claim_order_column(const SortBy *key)
 static char *
 claim_order_sql(Relation rel, const char *order)
 {
-	char	   *select_sql = psprintf(CLAIM_ORDER_PREFIX "%s", order);
-	ErrorContextCallback callback = {
-		.previous = error_context_stack,
-		.callback = claim_order_error_callback,
-		.arg = (void *) order
-	};
-	List	   *keys;
+	SelectStmt *select = claim_parsed_select(claim_parse_text("SELECT ORDER BY ", order, "order_by"));
+	List	   *keys = select != NULL && select->targetList == NIL ? select->sortClause : NIL;
 	ListCell   *lc;
 	StringInfoData sql;
 
-	error_context_stack = &callback;
-	keys = claim_order_sort_list(select_sql);
-	error_context_stack = callback.previous;
 	if (keys == NIL)
 		claim_order_not_a_sort_list("clauses or statements of its own");
 
@@ -545,7 +523,6 @@ claim_order_sql(Relation rel, const char *order)
 						 key->sortby_nulls == SORTBY_NULLS_FIRST ? " NULLS FIRST" :
 						 key->sortby_nulls == SORTBY_NULLS_LAST ? " NULLS LAST" : "");
 	}
-	pfree(select_sql);
 	return sql.data;
 }
 
@@ -903,40 +880,26 @@ claim_arg_max_rows(FunctionCallInfo fcinfo)
 	return max_rows;
 }
 
-static char *
-claim_arg_filter(FunctionCallInfo fcinfo)
-{
-	char	   *filter;
-
-	if (PG_ARGISNULL(4))
-		return NULL;
-	filter = text_to_cstring(PG_GETARG_TEXT_PP(4));
-	if (filter[strspn(filter, " \t\r\n")] == '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("filter must not be empty"),
-				 errhint("Pass NULL to claim any unclaimed row.")));
-	return filter;
-}
-
 /*
- * The order, NULL for none; also when the function's SQL definition is the
- * one of caio 0.5.0 (a database not yet updated), which has no order_by.
+ * The filter (argument 4) or the order (argument 5), NULL for none; blank is
+ * an error, with a hint of what NULL means.  The order is also NULL when the
+ * function's SQL definition is the one of caio 0.5.0 (a database not yet
+ * updated), which has no order_by.
  */
 static char *
-claim_arg_order(FunctionCallInfo fcinfo)
+claim_arg_text(FunctionCallInfo fcinfo, int argno, const char *name, const char *if_null)
 {
-	char	   *order;
+	char	   *value;
 
-	if (PG_NARGS() < 6 || PG_ARGISNULL(5))
+	if (PG_NARGS() <= argno || PG_ARGISNULL(argno))
 		return NULL;
-	order = text_to_cstring(PG_GETARG_TEXT_PP(5));
-	if (order[strspn(order, " \t\r\n")] == '\0')
+	value = text_to_cstring(PG_GETARG_TEXT_PP(argno));
+	if (value[strspn(value, " \t\r\n")] == '\0')
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("order_by must not be empty"),
-				 errhint("Pass NULL to claim rows in the order the plan finds them.")));
-	return order;
+				 errmsg("%s must not be empty", name),
+				 errhint("Pass NULL to %s.", if_null)));
+	return value;
 }
 
 /* Set up the tuplestore that caio_claim fills with the claimed rows. */
@@ -1152,8 +1115,8 @@ caio_claim(PG_FUNCTION_ARGS)
 	char	   *holder = caio_arg_name(fcinfo, 1, "holder");
 	Interval   *ttl = caio_arg_ttl(fcinfo, 2);
 	int32		max_rows = claim_arg_max_rows(fcinfo);
-	char	   *filter = claim_arg_filter(fcinfo);
-	char	   *order = claim_arg_order(fcinfo);
+	char	   *filter = claim_arg_text(fcinfo, 4, "filter", "claim any unclaimed row");
+	char	   *order = claim_arg_text(fcinfo, 5, "order_by", "claim rows in the order the plan finds them");
 	TupleDesc	desc;
 	Tuplestorestate *store = claim_result(fcinfo, rel, &desc);
 	TimestampTz now = caio_clock_now(NULL);

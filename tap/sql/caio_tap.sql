@@ -650,8 +650,10 @@ $$;
 
 -- Worker A claims the sample row, pauses past its claim, B claims it over;
 -- A's finish is refused (LK001), so is a write naming no claim token
--- (LK003), and B's finish lands.  Returns tests 2 to 6's verdicts.
-CREATE OR REPLACE FUNCTION caio_tap_claimable_story(tbl regclass, sample jsonb)
+-- (LK003), and B's finish lands.  Both claim in order_by's order, when it
+-- is given, as the application's workers do.  Returns tests 2 to 6's
+-- verdicts.
+CREATE OR REPLACE FUNCTION caio_tap_claimable_story(tbl regclass, sample jsonb, order_by text)
 RETURNS caio_tap_verdict[]
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
@@ -681,7 +683,7 @@ BEGIN
         RETURN @extschema@.caio_tap_stop(v, tests, 'the sample row could not be inserted: ' || @extschema@.caio_tap_describe(o));
     END IF;
 
-    o := @extschema@.caio_tap_attempt(@extschema@.caio_tap_claim_sql(tbl, 'caio_tap-a', o.result));
+    o := @extschema@.caio_tap_attempt(@extschema@.caio_tap_claim_sql(tbl, 'caio_tap-a', o.result, order_by));
     a := o.result::bigint;
     v := v || @extschema@.caio_tap_accepted(o, 'A''s claim on the sample row', 'caio_claim must hand out the unclaimed row.');
     IF NOT (v[1]).passed THEN
@@ -692,7 +694,8 @@ BEGIN
     IF failure IS NOT NULL THEN
         RETURN @extschema@.caio_tap_stop(v, tests, failure);
     END IF;
-    o := @extschema@.caio_tap_attempt(@extschema@.caio_tap_claim_sql(tbl, 'caio_tap-b', format('claim_token OPERATOR(pg_catalog.=) %s', a)));
+    o := @extschema@.caio_tap_attempt(@extschema@.caio_tap_claim_sql(tbl, 'caio_tap-b', format('claim_token OPERATOR(pg_catalog.=) %s', a),
+                                                                     order_by));
     b := o.result::bigint;
     v := v || @extschema@.caio_tap_newer(o, a, format('B claims the row over with a token above A''s %s', a),
                                          'caio_claim must take over a row whose claim expired.');
@@ -714,12 +717,15 @@ BEGIN
                                               'A finish under the row''s claim token must land.');
 END $$;
 
--- A worker's claim, for 10 seconds, on the row that filter picks; returns
--- the claim token.
-CREATE OR REPLACE FUNCTION caio_tap_claim_sql(tbl regclass, holder text, filter text) RETURNS text
+-- A worker's claim, for 10 seconds, on the row that filter picks, in
+-- order_by's order when it is given; returns the claim token.  Without an
+-- order the call has caio_claim's five arguments of caio 0.5.0 too.
+CREATE OR REPLACE FUNCTION caio_tap_claim_sql(tbl regclass, holder text, filter text, order_by text)
+RETURNS text
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT format('SELECT claim_token FROM %s.caio_claim(NULL::%s, %L::pg_catalog.text, ''10 seconds''::pg_catalog.interval, 1, %L::pg_catalog.text)',
-                  @extschema@.caio_tap_schema('caio'), @extschema@.caio_tap_table(tbl), holder, filter);
+    SELECT format('SELECT claim_token FROM %s.caio_claim(NULL::%s, %L::pg_catalog.text, ''10 seconds''::pg_catalog.interval, 1, %L::pg_catalog.text%s)',
+                  @extschema@.caio_tap_schema('caio'), @extschema@.caio_tap_table(tbl), holder, filter,
+                  CASE WHEN order_by IS NOT NULL THEN format(', %L::pg_catalog.text', order_by) ELSE '' END);
 $$;
 
 -- A function named caio_claim in caio's schema that is not caio's, or NULL.
@@ -807,13 +813,13 @@ EXCEPTION
     WHEN OTHERS THEN RETURN @extschema@.caio_tap_not_run(tests, 'the story stopped: ' || SQLERRM);
 END $$;
 
-CREATE OR REPLACE FUNCTION caio_tap_claimable_run(tbl regclass, sample jsonb)
+CREATE OR REPLACE FUNCTION caio_tap_claimable_run(tbl regclass, sample jsonb, order_by text)
 RETURNS caio_tap_verdict[]
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     verdicts  @extschema@.caio_tap_verdict[];
 BEGIN
-    verdicts := @extschema@.caio_tap_claimable_story(tbl, sample);
+    verdicts := @extschema@.caio_tap_claimable_story(tbl, sample, order_by);
     RAISE EXCEPTION USING ERRCODE = 'LKTAP';
 EXCEPTION
     WHEN SQLSTATE 'LKTAP' THEN RETURN verdicts;
@@ -872,23 +878,25 @@ BEGIN
     PERFORM @extschema@.caio_tap_leave(previous);
 END $$;
 
-CREATE OR REPLACE FUNCTION caio_tap_claimable_tests(caller text, tbl regclass, sample jsonb)
+CREATE OR REPLACE FUNCTION caio_tap_claimable_tests(caller text, tbl regclass, sample jsonb,
+                                                    order_by text)
 RETURNS SETOF text
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     previous  text := @extschema@.caio_tap_enter(caller);
     label     text := @extschema@.caio_tap_label(tbl);
+    ordered   text := CASE WHEN order_by IS NOT NULL THEN format(' (claimed in the order %s)', order_by) ELSE '' END;
 BEGIN
     PERFORM @extschema@.caio_tap_check_sample(tbl, sample);
     RETURN QUERY SELECT * FROM @extschema@.caio_tap_emit(ARRAY[
         format('%s fences claims with caio''s trigger', label),
-        format('%s: A''s claim on the sample row is granted', label),
-        format('%s: B claims the row over after A''s claim expired', label),
+        format('%s: A''s claim on the sample row is granted%s', label, ordered),
+        format('%s: B claims the row over after A''s claim expired%s', label, ordered),
         format('%s: A''s stale finish is refused with LK001', label),
         format('%s: a write naming no claim token is refused with LK003', label),
         format('%s: B''s finish is accepted', label)],
         @extschema@.caio_tap_trigger_verdict(tbl, 'caio_claim_trigger'::name, 'caio_claimable', 31::int2, 0)
-        || @extschema@.caio_tap_claimable_run(tbl, sample));
+        || @extschema@.caio_tap_claimable_run(tbl, sample, order_by));
     PERFORM @extschema@.caio_tap_leave(previous);
 END $$;
 
@@ -923,11 +931,13 @@ $$;
 
 -- The stale worker's finish, on a table set up with caio_claimable: 6
 -- tests.  sample is a row the table accepts (its claim columns are left
--- out: the row starts unclaimed).
-CREATE OR REPLACE FUNCTION caio_tap_claimable(tbl regclass, sample jsonb)
+-- out: the row starts unclaimed).  order_by is the order the workers claim
+-- in (caio_claim's order_by, caio 0.6.0 on); the claims of the story use it.
+CREATE OR REPLACE FUNCTION caio_tap_claimable(tbl regclass, sample jsonb, order_by text DEFAULT NULL)
 RETURNS SETOF text
 LANGUAGE sql AS $$
-    SELECT @extschema@.caio_tap_claimable_tests(pg_catalog.current_setting('search_path'), tbl, sample);
+    SELECT @extschema@.caio_tap_claimable_tests(pg_catalog.current_setting('search_path'), tbl, sample,
+                                                order_by);
 $$;
 
 ------------------------------------------------------------------------------
@@ -969,7 +979,7 @@ REVOKE ALL ON FUNCTION
     caio_tap_move_clock(text),
     caio_tap_acquire_sql(text, text),
     caio_tap_use_sql(text, text, bigint),
-    caio_tap_claim_sql(regclass, text, text),
+    caio_tap_claim_sql(regclass, text, text, text),
     caio_tap_planted_claim(),
     caio_tap_emit(text[], caio_tap_verdict[]),
     caio_tap_ok(boolean, text, text),
@@ -977,16 +987,16 @@ REVOKE ALL ON FUNCTION
     caio_tap_fencing_story(regclass, jsonb, name, name, text),
     caio_tap_versioned_story(regclass, jsonb, name),
     caio_tap_other_column(regclass, jsonb, name),
-    caio_tap_claimable_story(regclass, jsonb),
+    caio_tap_claimable_story(regclass, jsonb, text),
     caio_tap_fencing_run(regclass, jsonb, name, name, text),
     caio_tap_versioned_run(regclass, jsonb, name),
-    caio_tap_claimable_run(regclass, jsonb),
+    caio_tap_claimable_run(regclass, jsonb, text),
     caio_tap_fencing_tests(text, regclass, jsonb, name, name, text),
     caio_tap_versioned_tests(text, regclass, jsonb, name),
-    caio_tap_claimable_tests(text, regclass, jsonb),
+    caio_tap_claimable_tests(text, regclass, jsonb, text),
     caio_tap_fencing(regclass, jsonb, name, name, text),
     caio_tap_versioned(regclass, jsonb, name),
-    caio_tap_claimable(regclass, jsonb)
+    caio_tap_claimable(regclass, jsonb, text)
   FROM PUBLIC;
 
 -- What \df+ and \dd show for the three functions a test file calls.
@@ -994,5 +1004,5 @@ COMMENT ON FUNCTION caio_tap_fencing(regclass, jsonb, name, name, text) IS
     'pgTAP: plays a lease takeover against a table protected with caio_protect and returns 8 TAP lines (the stale writer refused with LK001, a write naming no token with LK003); rolled back. Doc: doc/caio_tap.md.';
 COMMENT ON FUNCTION caio_tap_versioned(regclass, jsonb, name) IS
     'pgTAP: plays two writers on one version against a table set up with caio_versioned and returns 5 TAP lines (LK002 for the lost update); rolled back. Doc: doc/caio_tap.md.';
-COMMENT ON FUNCTION caio_tap_claimable(regclass, jsonb) IS
-    'pgTAP: plays a claim takeover against a table set up with caio_claimable and returns 6 TAP lines (the stale finish refused with LK001); rolled back. Doc: doc/caio_tap.md.';
+COMMENT ON FUNCTION caio_tap_claimable(regclass, jsonb, text) IS
+    'pgTAP: plays a claim takeover (in order_by'' order when given) against a table set up with caio_claimable and returns 6 TAP lines (the stale finish refused with LK001); rolled back. Doc: doc/caio_tap.md.';

@@ -58,7 +58,36 @@ CREATE TABLE bench_queue_floor (LIKE bench_queue_plain INCLUDING ALL) WITH (fill
 INSERT INTO bench_queue_floor (id) SELECT generate_series(1, 200000);
 CREATE TRIGGER bench_floor BEFORE UPDATE ON bench_queue_floor
     FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger();
-VACUUM ANALYZE bench_claims, bench_claims_plain, bench_queue, bench_queue_plain, bench_queue_floor;
+-- Ordered claim-and-finish (order_by): queues with 200,000 and with
+-- 2,000,000 finished rows before their pending ones, each with the index a
+-- priority queue has (filter and order), and a plain copy of each for the
+-- hand-written ORDER BY ... LIMIT 10 FOR UPDATE SKIP LOCKED.  run.sh gives
+-- each 200,000 pending rows afresh before each run (refill_ordered.sql).
+CREATE TABLE bench_ordered_200k (id int PRIMARY KEY, priority int NOT NULL,
+                                 run_at timestamptz NOT NULL,
+                                 state text NOT NULL DEFAULT 'pending') WITH (fillfactor = 80);
+INSERT INTO bench_ordered_200k (id, priority, run_at, state)
+SELECT i, (i::bigint * 7919 % 10)::int, '2030-01-01'::timestamptz + i * interval '1 second', 'done'
+  FROM generate_series(1, 200000) i;
+CREATE TABLE bench_ordered_2m (LIKE bench_ordered_200k INCLUDING ALL) WITH (fillfactor = 80);
+INSERT INTO bench_ordered_2m (id, priority, run_at, state)
+SELECT i, (i::bigint * 7919 % 10)::int, '2030-01-01'::timestamptz + i * interval '1 second', 'done'
+  FROM generate_series(1, 2000000) i;
+CREATE TABLE bench_ordered_200k_plain (LIKE bench_ordered_200k INCLUDING ALL,
+                                       claim_holder text, claim_token bigint,
+                                       claim_expires_at timestamptz) WITH (fillfactor = 80);
+INSERT INTO bench_ordered_200k_plain (id, priority, run_at, state)
+SELECT id, priority, run_at, state FROM bench_ordered_200k;
+CREATE TABLE bench_ordered_2m_plain (LIKE bench_ordered_200k_plain INCLUDING ALL) WITH (fillfactor = 80);
+INSERT INTO bench_ordered_2m_plain (id, priority, run_at, state)
+SELECT id, priority, run_at, state FROM bench_ordered_2m;
+SELECT caio_claimable('bench_ordered_200k'), caio_claimable('bench_ordered_2m');
+CREATE INDEX ON bench_ordered_200k (priority DESC, run_at, id) WHERE state = 'pending';
+CREATE INDEX ON bench_ordered_2m (priority DESC, run_at, id) WHERE state = 'pending';
+CREATE INDEX ON bench_ordered_200k_plain (priority DESC, run_at, id) WHERE state = 'pending';
+CREATE INDEX ON bench_ordered_2m_plain (priority DESC, run_at, id) WHERE state = 'pending';
+VACUUM ANALYZE bench_claims, bench_claims_plain, bench_queue, bench_queue_plain, bench_queue_floor,
+    bench_ordered_200k, bench_ordered_2m, bench_ordered_200k_plain, bench_ordered_2m_plain;
 
 -- Nonces by hand: the wallet's row with its counter, and one row per nonce
 -- handed out, keyed as caio's tables are.

@@ -1,6 +1,7 @@
 -- Invariants after the claims stress run; any violation raises an error.
 \set ON_ERROR_STOP on
 SELECT count(*) FILTER (WHERE kind = 'claim') AS claims,
+       count(*) FILTER (WHERE kind = 'claim' AND ordered) AS ordered_claims,
        count(*) FILTER (WHERE kind = 'finish') AS finishes,
        count(*) FILTER (WHERE kind = 'refused') AS refused_finishes,
        (SELECT count(*) FROM (SELECT id FROM stress_claim_log WHERE kind = 'claim'
@@ -43,6 +44,22 @@ BEGIN
     IF n <> 0 THEN RAISE EXCEPTION '% finished rows disagree with the log', n; END IF;
     SELECT count(*) - count(DISTINCT token) INTO n FROM stress_claim_log WHERE kind = 'claim';
     IF n <> 0 THEN RAISE EXCEPTION '% claim tokens were handed out twice', n; END IF;
+
+    -- Each ordered claim handed its rows out in its order (priority DESC,
+    -- id), the first of the order first, with tokens that rise along it.
+    SELECT count(*) INTO n FROM (
+        SELECT priority, id, token,
+               lag(priority) OVER w AS prev_priority, lag(id) OVER w AS prev_id,
+               lag(token) OVER w AS prev_token
+          FROM stress_claim_log
+         WHERE kind = 'claim' AND ordered
+        WINDOW w AS (PARTITION BY claim_run ORDER BY pos)) t
+     WHERE prev_id IS NOT NULL
+       AND (priority > prev_priority OR (priority = prev_priority AND id < prev_id)
+            OR token < prev_token);
+    IF n <> 0 THEN RAISE EXCEPTION '% rows of ordered claims came out of order', n; END IF;
+    SELECT count(*) INTO n FROM stress_claim_log WHERE kind = 'claim' AND ordered;
+    IF n = 0 THEN RAISE EXCEPTION 'no ordered claim was made: the run proves nothing about order'; END IF;
 
     -- The run must have exercised takeovers and refusals.
     SELECT count(*) INTO n FROM stress_claim_log WHERE kind = 'refused';

@@ -8,9 +8,11 @@
 #   run.sh nonce   8 clients reserve nonces on one wallet, a fifth roll back,
 #                  some hand theirs back; no nonce is kept twice, and no
 #                  hole is left among the kept ones.
-#   run.sh claims  8 workers claim rows, often pause past their claims, and
-#                  finish; no row is held by two live claims at once, and no
-#                  finish under a superseded token lands.
+#   run.sh claims  8 workers claim rows (half of the claims by priority,
+#                  order_by), often pause past their claims, and finish; no
+#                  row is held by two live claims at once, no finish under a
+#                  superseded token lands, and each ordered claim hands its
+#                  rows out in its order.
 # Each NAME has NAME_setup.sql, NAME.pgbench and NAME_check.sql beside this
 # script.  STRESS_SECONDS (default 8) sets the length.  Needs a fresh
 # database with caio, named by the PG* variables.  Further arguments go to

@@ -1,6 +1,6 @@
 -- caio_tap against tables that do not keep caio's contract: this file must
 -- FAIL, with diagnostics that say why (run.sh checks both).
-SELECT plan(8 + 8 + 8 + 8 + 5 + 6 + 8 + 6 + 8 + 8 + 8 + 5 + 6);
+SELECT plan(8 + 8 + 8 + 8 + 5 + 6 + 8 + 6 + 8 + 8 + 8 + 5 + 6 + 6);
 
 -- The fencing trigger was dropped: without the trigger's arguments the
 -- story cannot run; with the columns given, it shows the stale writes land.
@@ -25,5 +25,7 @@ SELECT * FROM caio_tap_fencing('transfers_generated_token', '{"id": 2, "wallet":
 SELECT * FROM caio_tap_fencing('transfers_inherited', '{"id": 2, "wallet": "0xabc", "amount": 5}');
 SELECT * FROM caio_tap_versioned('payments_inherited', '{"id": 2, "state": "new"}');
 SELECT * FROM caio_tap_claimable('operations_inherited', '{"id": 2}');
+-- The workers' order names a column the table does not have.
+SELECT * FROM caio_tap_claimable('operations', '{"id": 2}', 'priority DESC');
 
 SELECT * FROM finish();

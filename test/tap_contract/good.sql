@@ -2,7 +2,7 @@
 -- the stories leave nothing behind, whether caio's test clock runs or is
 -- frozen.  No transaction around the file: each story must clean up after
 -- itself.  The tables are made by setup.sql.
-SELECT plan(8 + 8 + 5 + 6 + 6 + 3 + 8 + 6 + 3);
+SELECT plan(8 + 8 + 5 + 6 + 6 + 6 + 3 + 8 + 6 + 3);
 
 -- caio's clock runs.  The wallet 0xabc has a row and a live lease of
 -- another holder already.
@@ -15,6 +15,8 @@ RESET search_path;
 SELECT * FROM caio_tap_versioned('payments', '{"id": 2, "state": "new"}');
 SELECT * FROM caio_tap_claimable('operations', '{"id": 2}');
 SELECT * FROM caio_tap_claimable('jobs', '{"id": 1, "queue": "mail"}');
+-- Workers that claim in an order (caio_claim's order_by).
+SELECT * FROM caio_tap_claimable('jobs', '{"id": 1, "queue": "mail"}', 'queue DESC, id');
 
 SELECT is(contract_state(), (SELECT digest FROM contract_before),
           'nothing left behind: rows, leases and the test clock are as before');
