@@ -19,9 +19,11 @@ cd "$(dirname "$0")/.."
 versions=("$@")
 [ ${#versions[@]} -gt 0 ] || versions=(15 17 18)
 
-# gnuplot-nox is the benchmark's, whose smoke run ends the test command:
-# installing it here keeps to one apt-get update.
-test/setup.sh --no-build gnuplot-nox
+# gnuplot-nox is the benchmark's, whose smoke run ends the test command;
+# the python3 packages are the Python client's suite's
+# (test/clients/python.sh): installing them here keeps to one apt-get update.
+test/setup.sh --no-build gnuplot-nox python3-psycopg python3-venv python3-pip python3-setuptools \
+    python3-wheel python3-mypy
 # Static analysis needs no server: it runs, and fails fast, before one starts.
 test/lint.sh
 # META.json: valid under the PGXN Meta Spec (test/meta_spec.pl, which must

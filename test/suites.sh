@@ -6,9 +6,10 @@
 # through pg_prove (caio's own suites, and caio_tap
 # on kept and broken tables), the pgbench stress runs with their invariant
 # checks (the lease and fence ones also through PgBouncer in transaction
-# pooling mode, test/pgbouncer/run.sh), the Node client's suite
-# (test/clients/node.sh: node --test against this server), the durability
-# tests (crash, failover, dump and restore), the counters' suite with the isolation specs
+# pooling mode, test/pgbouncer/run.sh), the clients' suites
+# (test/clients/node.sh: node --test, and test/clients/python.sh: unittest,
+# against this server), the durability tests (crash, failover, dump and
+# restore), the counters' suite with the isolation specs
 # and the stress runs again (shared_preload_libraries), on PostgreSQL 15 the
 # failover manager's (test/ha/run.sh: a pg_auto_failover formation), and
 # where Citus is installed the Citus suite (test/citus/run.sh), which start
@@ -51,6 +52,9 @@ passed "PgBouncer"
 echo "== the Node client (clients/node): node --test"
 test/clients/node.sh
 passed "Node client"
+echo "== Python client (clients/python over psycopg 3)"
+test/clients/python.sh
+passed "Python client"
 
 test/durability/run.sh
 passed "durability (8)"
