@@ -124,6 +124,7 @@ defrun renew_plain         renew_plain         -
 defrun fenced_caio         fenced_update_caio  -
 defrun fenced_plain        fenced_update_plain -
 defrun fenced_floor        fenced_update_floor -
+defrun fenced_hand         fenced_update_hand  -
 defrun nonce_hot           nonce_hot_caio      -
 defrun nonce_hot_async     nonce_hot_caio      caio.nonce_synchronous_commit=off
 defrun counter             counter_plain       -
@@ -151,10 +152,12 @@ row   lease_caio lease_plain             "acquire+release"       "plain SQL pair
 row   lease_caio lease_advisory          "acquire+release"       "advisory lock"     -
 group renew_plain renew_caio
 row   renew_caio renew_plain             "renew"                 "plain UPDATE"      1.0
-group fenced_plain fenced_caio fenced_floor
+group fenced_plain fenced_caio fenced_floor fenced_hand
 row   fenced_caio fenced_plain           "fenced UPDATE"         "unprotected UPDATE" 0.95
+row   fenced_caio fenced_hand            "fenced UPDATE"         "hand-written fence" 1.0
+row   fenced_caio fenced_floor           "fenced UPDATE"         "no-op C row trigger" 0.97
 row   fenced_floor fenced_plain          "no-op C row trigger"   "unprotected UPDATE" -
-row   fenced_caio fenced_floor           "fenced UPDATE"         "no-op C row trigger" -
+row   fenced_hand fenced_plain           "hand-written fence"    "unprotected UPDATE" -
 group nonce_plain nonce_hot nonce_plain_async nonce_hot_async counter nonce_wallets nonce_wallets_async
 row   nonce_hot nonce_plain              "nonce, 1 wallet"       "SQL reservation"   1.0
 row   nonce_hot_async nonce_plain_async  "nonce, 1 wallet, async" "SQL res., async"  1.0
@@ -332,7 +335,8 @@ gnuplot "$work/chart.gp"
 # The workloads' tables go first: autovacuum, three workers for the whole
 # cluster, would otherwise still be working through the millions of dead
 # rows of the claim queues while the churn's tables need it.
-q -c "DROP TABLE bench_locks, bench_counter, bench_fenced, bench_unfenced, bench_claims,
+q -c "DROP TABLE bench_locks, bench_counter, bench_fenced, bench_unfenced, bench_fenced_hand, bench_leases,
+        bench_trigger_floor, bench_claims,
         bench_claims_plain, bench_queue, bench_queue_plain, bench_nonce_wallet,
         bench_nonce_reservation" >/dev/null
 churn_clients=8

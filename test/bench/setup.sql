@@ -26,6 +26,22 @@ CREATE TABLE bench_trigger_floor (LIKE bench_unfenced INCLUDING ALL) WITH (fillf
 INSERT INTO bench_trigger_floor SELECT * FROM bench_unfenced;
 CREATE TRIGGER bench_floor BEFORE UPDATE ON bench_trigger_floor
     FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger();
+-- The fence users write by hand: the same table again, unprotected, and a
+-- leases table keyed as caio_lease_state (the resource, in the "C"
+-- collation, its primary key), with the same resources and tokens as caio's
+-- leases (filled below); the UPDATE names the token and takes the lease row
+-- FOR SHARE, so that a takeover waits for its commit
+-- (fenced_update_hand.pgbench).
+CREATE TABLE bench_fenced_hand (LIKE bench_unfenced INCLUDING ALL) WITH (fillfactor = 70);
+INSERT INTO bench_fenced_hand SELECT * FROM bench_unfenced;
+CREATE TABLE bench_leases (
+    resource     text        COLLATE "C" PRIMARY KEY,
+    holder       text        NOT NULL,
+    token        bigint      NOT NULL,
+    acquired_at  timestamptz NOT NULL,
+    expires_at   timestamptz NOT NULL,
+    released_at  timestamptz
+) WITH (fillfactor = 70);
 -- Claims: two tables of 1,000,000 operations, one claimable, one for the
 -- plain SKIP LOCKED baseline, with the same partial index for the filter.
 CREATE TABLE bench_claims (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending')
@@ -74,6 +90,28 @@ CREATE TABLE bench_nonce_reservation (
 -- One long lease per wallet; wallet i's token is token_base + i.
 CREATE TEMP TABLE wallet_leases AS
 SELECT i, (caio_acquire('bench:w' || i, 'bench', '1 day')).token FROM generate_series(1, 1000) i;
+INSERT INTO bench_leases (resource, holder, token, acquired_at, expires_at)
+SELECT 'bench:w' || i, 'bench', token, clock_timestamp(), clock_timestamp() + '1 day' FROM wallet_leases;
+-- The hand-written fence writes under the right token, and not under another.
+DO $$
+DECLARE
+    n bigint;
+    m bigint;
+BEGIN
+    UPDATE bench_fenced_hand t SET fence_token = w.token FROM wallet_leases w
+     WHERE t.id = w.i
+       AND w.token = (SELECT l.token FROM bench_leases l WHERE l.resource = 'bench:' || t.wallet FOR SHARE);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    UPDATE bench_fenced_hand t SET fence_token = w.token + 1 FROM wallet_leases w
+     WHERE t.id = w.i
+       AND w.token + 1 = (SELECT l.token FROM bench_leases l WHERE l.resource = 'bench:' || t.wallet FOR SHARE);
+    GET DIAGNOSTICS m = ROW_COUNT;
+    IF n <> 1000 OR m <> 0 THEN
+        RAISE EXCEPTION 'the hand-written fence wrote % rows under the right tokens and % under wrong ones', n, m;
+    END IF;
+END $$;
+UPDATE bench_fenced_hand SET fence_token = NULL;
+VACUUM bench_fenced_hand, bench_leases;
 -- Renew: pgbench's client c (from 0; at most max_connections) holds the lease
 -- on 'renew:' || c for a day, with token renew_base + c + 1; the plain
 -- baseline holds the same lock rows in bench_locks.

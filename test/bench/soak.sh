@@ -10,7 +10,7 @@
 # index size, live and dead tuples, updates and HOT updates, the dead
 # versions still on the pages and the free space (pgstattuple), and
 # autovacuum and autoanalyze counts; every second it records each session
-# that holds a snapshot for more than a second (pg_stat_activity), which is
+# that holds a snapshot for more than 0.2 s (pg_stat_activity), which is
 # what keeps dead versions from being pruned.  The report (soak.txt) has a
 # line per sample, the longest snapshot holds, and a verdict per fixed-size
 # table: BOUNDED when its size over the second half of the soak stays

@@ -22,7 +22,7 @@ CREATE TABLE soak_sample (
     last_autoanalyze timestamptz
 );
 
--- Sessions that hold a snapshot (backend_xmin) for longer than a second,
+-- Sessions that hold a snapshot (backend_xmin) for longer than 0.2 s,
 -- polled every second: what keeps dead versions from being pruned.
 CREATE TABLE soak_hold (
     t             int         NOT NULL,
@@ -60,5 +60,5 @@ LANGUAGE sql AS $$
            round(extract(epoch FROM clock_timestamp() - a.xact_start)::numeric, 1)
       FROM pg_stat_activity a
      WHERE a.backend_xmin IS NOT NULL AND a.pid <> pg_backend_pid()
-       AND a.xact_start < clock_timestamp() - interval '1 second';
+       AND a.xact_start < clock_timestamp() - interval '200 milliseconds';
 $$;

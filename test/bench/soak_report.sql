@@ -33,12 +33,12 @@ SELECT rtrim(text) FROM lines ORDER BY ord, t;
 
 -- The longest snapshot holds: each session's longest transaction seen by
 -- the once-a-second poll, the ten longest.
-SELECT 'longest snapshot holds (sessions holding a snapshot for more than 1 s, polled each second):';
+SELECT 'longest snapshot holds (sessions holding a snapshot for more than 0.2 s, polled each second):';
 SELECT format('  %6s s  %-20s %s (at %s s)', held, backend_type, query, t)
   FROM (SELECT DISTINCT ON (pid, xact_start) pid, xact_start, held_s AS held, backend_type, query, t
           FROM soak_hold ORDER BY pid, xact_start, held_s DESC) h
  ORDER BY held DESC LIMIT 10;
-SELECT format('  in all: %s holds over 1 s, the longest %s s; by autovacuum ANALYZE %s, by autovacuum VACUUM %s, by client backends %s',
+SELECT format('  in all: %s holds over 0.2 s, the longest %s s; by autovacuum ANALYZE %s, by autovacuum VACUUM %s, by client backends %s',
               count(*), coalesce(max(held), 0),
               count(*) FILTER (WHERE query LIKE 'autovacuum: ANALYZE%'),
               count(*) FILTER (WHERE query LIKE 'autovacuum: VACUUM%'),
