@@ -398,6 +398,20 @@ done
 say "   (churn: $(( $(date +%s) - churn_started )) s)"
 say
 q -d "$churn_db" -f test/bench/churn_report.sql >"$out/churn.txt"
+# The verdict of the longer run (make bench-soak), when there is one beside
+# this run's results: this churn lasts minutes, and a table that grows in
+# steps (one per long snapshot hold) can read bounded or not over it.
+soak=$(dirname "$out")/soak-latest/soak.txt
+{
+    echo
+    if [ -f "$soak" ]; then
+        echo "The longer run (make bench-soak, $(sed -n 's/^ *date: *//p' "$soak" | head -n 1);" \
+             "$(sed -n 's/^ *soak: *\([0-9.]* min\).*/\1/p' "$soak" | head -n 1)):"
+        grep -E '^caio_(lease_state|nonce_wallet):' "$soak" || echo "(no verdict in $soak)"
+    else
+        echo "No longer run beside these results: make bench-soak soaks the churn for 10 minutes."
+    fi
+} >>"$out/churn.txt"
 emit <"$out/churn.txt"
 
 say
