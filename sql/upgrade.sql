@@ -34,8 +34,8 @@ SELECT count(*) AS epoch_rows, max(epoch) AS epoch,
 SELECT resource, token FROM caio_acquire('upgrade:s', 'worker-a', '1 hour');
 SELECT count(*) AS epoch_rows, max(epoch) AS epoch FROM caio_token_epoch;
 -- The update shortens ANALYZE of caio_nonce_reservation as a fresh install
--- does (statistics target 10 on every column), and leaves the other
--- tables' storage settings as they were.
+-- does (statistics target 10 on every column), and leaves more room on
+-- caio_lease_state's pages (fillfactor 30), the other tables' as they were.
 SELECT attname, attstattarget FROM pg_attribute
  WHERE attrelid = 'caio_nonce_reservation'::regclass AND attnum > 0 AND NOT attisdropped
  ORDER BY attnum;

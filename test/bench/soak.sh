@@ -21,6 +21,8 @@
 # holds.csv, machine.txt.
 #
 #   BENCH_SOAK_MINUTES (default 10)   BENCH_SOAK_SAMPLE seconds (default 30)
+#   BENCH_SOAK_SQL    SQL run in the soak's database before the churn, to
+#                     try a setting (ALTER TABLE caio_lease_state SET ...)
 #   BENCH_NO_BUILD=1  soak the installed caio (see test/bench/run.sh)
 #   BENCH_FSYNC=off   the cluster without fsync
 set -euo pipefail
@@ -65,6 +67,7 @@ say() { echo "$@" | emit; }
 
 createdb caio_soak
 q -d caio_soak -c "CREATE EXTENSION caio" -c "CREATE EXTENSION pgstattuple" -f test/bench/soak.sql >/dev/null
+[ -z "${BENCH_SOAK_SQL:-}" ] || q -d caio_soak -c "$BENCH_SOAK_SQL" >/dev/null
 {
     echo "date:        $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo "cpu:         $(nproc) x $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)"
@@ -78,6 +81,7 @@ q -d caio_soak -c "CREATE EXTENSION caio" -c "CREATE EXTENSION pgstattuple" -f t
                                               'autovacuum_naptime', 'default_statistics_target')")"
     echo "caio's tables: $(q -d caio_soak -c "SELECT string_agg(relname || ' (' || coalesce(array_to_string(reloptions, ', '), 'defaults') || ')', '; ' ORDER BY relname)
                                                 FROM pg_class WHERE relname IN ('caio_lease_state', 'caio_nonce_wallet', 'caio_nonce_reservation')")"
+    [ -z "${BENCH_SOAK_SQL:-}" ] || echo "before it:   $BENCH_SOAK_SQL"
     echo "soak:        $BENCH_SOAK_MINUTES min of acquire/release over 1000 resources ($clients clients)" \
          "beside nonce reservations over 1000 wallets ($clients clients, async); a sample every $every s"
 } >"$out/machine.txt"
