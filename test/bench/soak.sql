@@ -23,12 +23,16 @@ CREATE TABLE soak_sample (
 );
 
 -- Sessions that hold a snapshot (backend_xmin) for longer than 0.2 s,
--- polled every second: what keeps dead versions from being pruned.
+-- polled every second: what keeps dead versions from being pruned.  An
+-- autovacuum worker's phase tells which: a lazy VACUUM's snapshot holds
+-- nothing back (PostgreSQL 14 on leave it out of the horizon), an
+-- ANALYZE's does, and a worker's query reads "VACUUM ANALYZE" in both.
 CREATE TABLE soak_hold (
     t             int         NOT NULL,
     pid           int         NOT NULL,
     backend_type  text,
     query         text,
+    phase         text,             -- an autovacuum worker's: 'analyze' or 'vacuum'
     xact_start    timestamptz,
     held_s        numeric
 );
@@ -56,8 +60,11 @@ END $$;
 CREATE FUNCTION soak_poll(t int) RETURNS void
 LANGUAGE sql AS $$
     INSERT INTO soak_hold
-    SELECT t, a.pid, a.backend_type, left(a.query, 80), a.xact_start,
-           round(extract(epoch FROM clock_timestamp() - a.xact_start)::numeric, 1)
+    SELECT t, a.pid, a.backend_type, left(a.query, 80),
+           CASE WHEN EXISTS (SELECT FROM pg_stat_progress_analyze p WHERE p.pid = a.pid) THEN 'analyze'
+                WHEN EXISTS (SELECT FROM pg_stat_progress_vacuum p WHERE p.pid = a.pid) THEN 'vacuum'
+           END,
+           a.xact_start, round(extract(epoch FROM clock_timestamp() - a.xact_start)::numeric, 1)
       FROM pg_stat_activity a
      WHERE a.backend_xmin IS NOT NULL AND a.pid <> pg_backend_pid()
        AND a.xact_start < clock_timestamp() - interval '200 milliseconds';

@@ -34,16 +34,20 @@ SELECT rtrim(text) FROM lines ORDER BY ord, t;
 -- The longest snapshot holds: each session's longest transaction seen by
 -- the once-a-second poll, the ten longest.
 SELECT 'longest snapshot holds (sessions holding a snapshot for more than 0.2 s, polled each second):';
-SELECT format('  %6s s  %-20s %s (at %s s)', held, backend_type, query, t)
-  FROM (SELECT DISTINCT ON (pid, xact_start) pid, xact_start, held_s AS held, backend_type, query, t
+SELECT format('  %6s s  %-20s %s (at %s s%s)', held, backend_type, query, t,
+              coalesce(', in its ' || phase || ' phase', ''))
+  FROM (SELECT DISTINCT ON (pid, xact_start) pid, xact_start, held_s AS held, backend_type, query, phase, t
           FROM soak_hold ORDER BY pid, xact_start, held_s DESC) h
  ORDER BY held DESC LIMIT 10;
-SELECT format('  in all: %s holds over 0.2 s, the longest %s s; by autovacuum ANALYZE %s, by autovacuum VACUUM %s, by client backends %s',
+-- A lazy VACUUM's snapshot holds nothing back; an ANALYZE's (autovacuum's
+-- "VACUUM ANALYZE" too, in its analyze phase) and a client's do.
+SELECT format('  in all: %s holds over 0.2 s, the longest %s s; in an ANALYZE %s (the longest %s s), in a lazy VACUUM (which holds nothing back) %s, by client backends %s',
               count(*), coalesce(max(held), 0),
-              count(*) FILTER (WHERE query LIKE 'autovacuum: ANALYZE%'),
-              count(*) FILTER (WHERE query LIKE 'autovacuum: VACUUM%'),
+              count(*) FILTER (WHERE phase = 'analyze'),
+              coalesce(max(held) FILTER (WHERE phase = 'analyze'), 0),
+              count(*) FILTER (WHERE phase = 'vacuum'),
               count(*) FILTER (WHERE backend_type = 'client backend'))
-  FROM (SELECT DISTINCT ON (pid, xact_start) held_s AS held, backend_type, query
+  FROM (SELECT DISTINCT ON (pid, xact_start) held_s AS held, backend_type, query, phase
           FROM soak_hold ORDER BY pid, xact_start, held_s DESC) h;
 SELECT '';
 
