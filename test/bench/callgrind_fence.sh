@@ -15,11 +15,13 @@
 # the unprotected UPDATE's to it (what ops/s would be if instructions were
 # all).  Keeps the callgrind files in $CALLGRIND_OUT (default a temporary
 # directory, removed) for callgrind_annotate.
+# shellcheck disable=SC2016 # the statements' $1 and $2 are PostgreSQL's
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 n1=${1:-200}
 n2=${2:-1200}
 bindir=$(/usr/lib/postgresql/15/bin/pg_config --bindir)
+# shellcheck disable=SC1091
 . test/common.sh
 dir=$(mktemp -d /tmp/caio-callgrind.XXXXXX)
 chmod 755 "$dir"
