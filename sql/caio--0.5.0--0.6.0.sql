@@ -143,3 +143,18 @@ END
 $claim$;
 
 DROP FUNCTION caio_claim(anyelement, text, interval, int, text);
+-- A shorter ANALYZE of caio_nonce_reservation, as in a fresh install (see
+-- caio.sql): each autoanalyze of it holds a snapshot under which the hot
+-- rows of caio_lease_state and caio_nonce_wallet cannot be pruned.
+ALTER TABLE @extschema@.caio_nonce_reservation
+    ALTER COLUMN chain_id SET STATISTICS 10, ALTER COLUMN address SET STATISTICS 10,
+    ALTER COLUMN nonce SET STATISTICS 10, ALTER COLUMN state SET STATISTICS 10,
+    ALTER COLUMN resource SET STATISTICS 10, ALTER COLUMN holder SET STATISTICS 10,
+    ALTER COLUMN token SET STATISTICS 10, ALTER COLUMN tx_hash SET STATISTICS 10,
+    ALTER COLUMN tx_hashes SET STATISTICS 10, ALTER COLUMN reserved_at SET STATISTICS 10,
+    ALTER COLUMN updated_at SET STATISTICS 10;
+
+-- More room on caio_lease_state's pages for the dead versions of hot
+-- leases while a snapshot is held, as in a fresh install (see caio.sql).
+-- Pages written from now on are filled to 30 %; those there keep their rows.
+ALTER TABLE @extschema@.caio_lease_state SET (fillfactor = 30);

@@ -55,7 +55,17 @@ CREATE TABLE caio_lease_state (
     acquired_at  timestamptz NOT NULL,
     expires_at   timestamptz NOT NULL,
     released_at  timestamptz
-) WITH (fillfactor = 70);  -- room on the page keeps renewals HOT
+) WITH (fillfactor = 30);
+-- Room on the page keeps acquires, renewals and releases HOT, and their dead
+-- versions are pruned on the page; but none newer than the oldest snapshot
+-- can be, so while a snapshot is held (an ANALYZE, any long transaction) a
+-- hot row's versions pile up on its page, and when the page is full the
+-- next update moves the row to another page and the table grows a step.
+-- At 70 % the churn soak grew it in steps (352 -> 560 -> 760 kB for 1000
+-- resources in 10 minutes; up to 1.7 MB in make bench's runs); at 30 % the
+-- pages have room for the versions of a hold of seconds and it stayed at
+-- its first size (doc/benchmark.md, churn soak).  The price: a row that
+-- is seldom updated takes about 2.3 times the space.
 
 -- The database-wide test clock: no row means caio reads the server clock.
 CREATE TABLE caio_clock (
@@ -99,6 +109,24 @@ CREATE TABLE caio_nonce_reservation (
     updated_at   timestamptz NOT NULL,
     PRIMARY KEY (chain_id, address, nonce)
 ) WITH (fillfactor = 80);
+
+-- ANALYZE samples 300 rows per unit of statistics target (30,000 at the
+-- default 100), and holds a snapshot while it reads them: no dead version
+-- newer than that snapshot can be pruned anywhere in the database
+-- meanwhile.  This table grows by one row per nonce, so autovacuum analyzes
+-- it again and again, and under churn each of those holds let the hot rows
+-- of caio_lease_state and caio_nonce_wallet fill their pages with dead
+-- versions until an update moved a row to a new page: the tables grew in
+-- steps, one per ANALYZE (doc/benchmark.md, the churn soak).  caio reads
+-- this table by its keys; a sample of 3,000 rows (target 10) keeps the
+-- planner's estimates and makes each hold a tenth as long.
+ALTER TABLE caio_nonce_reservation
+    ALTER COLUMN chain_id SET STATISTICS 10, ALTER COLUMN address SET STATISTICS 10,
+    ALTER COLUMN nonce SET STATISTICS 10, ALTER COLUMN state SET STATISTICS 10,
+    ALTER COLUMN resource SET STATISTICS 10, ALTER COLUMN holder SET STATISTICS 10,
+    ALTER COLUMN token SET STATISTICS 10, ALTER COLUMN tx_hash SET STATISTICS 10,
+    ALTER COLUMN tx_hashes SET STATISTICS 10, ALTER COLUMN reserved_at SET STATISTICS 10,
+    ALTER COLUMN updated_at SET STATISTICS 10;
 
 -- Finds a wallet's lowest released nonce without a scan.
 CREATE INDEX caio_nonce_released ON caio_nonce_reservation (chain_id, address, nonce)

@@ -33,6 +33,16 @@ SELECT count(*) AS epoch_rows, max(epoch) AS epoch,
   FROM caio_token_epoch;
 SELECT resource, token FROM caio_acquire('upgrade:s', 'worker-a', '1 hour');
 SELECT count(*) AS epoch_rows, max(epoch) AS epoch FROM caio_token_epoch;
+-- The update shortens ANALYZE of caio_nonce_reservation as a fresh install
+-- does (statistics target 10 on every column), and leaves more room on
+-- caio_lease_state's pages (fillfactor 30), the other tables' as they were.
+SELECT attname, attstattarget FROM pg_attribute
+ WHERE attrelid = 'caio_nonce_reservation'::regclass AND attnum > 0 AND NOT attisdropped
+ ORDER BY attnum;
+SELECT relname, reloptions FROM pg_class
+ WHERE relname IN ('caio_lease_state', 'caio_nonce_wallet', 'caio_nonce_reservation')
+   AND relnamespace = (SELECT extnamespace FROM pg_extension WHERE extname = 'caio')
+ ORDER BY relname;
 
 -- The updated extension has the objects of a fresh install, defined alike.
 CREATE FUNCTION pg_temp.caio_objects() RETURNS TABLE (object text, definition text)
@@ -57,9 +67,9 @@ LANGUAGE sql AS $$
            WHEN 'pg_class'::regclass THEN
                (SELECT concat_ws(' | ', relkind, reloptions::text, relacl::text,
                        (SELECT typacl::text FROM pg_type WHERE oid = reltype),
-                       (SELECT string_agg(format('%s %s %s %s', attname,
+                       (SELECT string_agg(format('%s %s %s %s %s', attname,
                                                  format_type(atttypid, atttypmod), attnotnull,
-                                                 pg_get_expr(adbin, adrelid)), ', ' ORDER BY attnum)
+                                                 pg_get_expr(adbin, adrelid), attstattarget), ', ' ORDER BY attnum)
                           FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
                          WHERE attrelid = objid AND attnum > 0 AND NOT attisdropped),
                        (SELECT string_agg(pg_get_constraintdef(oid), ', ' ORDER BY conname)

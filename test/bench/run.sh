@@ -35,7 +35,13 @@ cd "$(dirname "$0")/../.."
 
 if [ "${BENCH_SMOKE:-0}" != 0 ]; then
     : "${BENCH_SECONDS:=1}" "${BENCH_ROUNDS:=1}" "${BENCH_CHURN:=20000}"
+    # The ordered claims' tables at a hundredth of their size: they exist
+    # to show that the cost does not grow with the table, which a smoke run
+    # does not measure, and at full size they take minutes to fill.
+    ordered_scale=100
 fi
+ordered_small=$((200000 / ${ordered_scale:-1})) ordered_large=$((2000000 / ${ordered_scale:-1}))
+ordered_pending=$ordered_small
 # Seven short rounds rather than three long ones: a round's ratio moves with
 # the machine (a durable commit's flush time drifts by half within a minute
 # here), and the median of seven rounds moves far less than that of three.
@@ -85,7 +91,8 @@ say() { echo "$@" | emit; }
 
 setup_started=$(date +%s)
 q -c "CREATE EXTENSION caio" >/dev/null
-bases=$(q -f test/bench/setup.sql | tail -n 1)
+bases=$(q -v ordered_small="$ordered_small" -v ordered_large="$ordered_large" \
+    -f test/bench/setup.sql | tail -n 1)
 read -r token_base renew_base <<<"$bases"
 
 # The machine and the cluster, printed and kept in machine.txt.
@@ -124,6 +131,7 @@ defrun renew_plain         renew_plain         -
 defrun fenced_caio         fenced_update_caio  -
 defrun fenced_plain        fenced_update_plain -
 defrun fenced_floor        fenced_update_floor -
+defrun fenced_hand         fenced_update_hand  -
 defrun nonce_hot           nonce_hot_caio      -
 defrun nonce_hot_async     nonce_hot_caio      caio.nonce_synchronous_commit=off
 defrun counter             counter_plain       -
@@ -155,10 +163,12 @@ row   lease_caio lease_plain             "acquire+release"       "plain SQL pair
 row   lease_caio lease_advisory          "acquire+release"       "advisory lock"     -
 group renew_plain renew_caio
 row   renew_caio renew_plain             "renew"                 "plain UPDATE"      1.0
-group fenced_plain fenced_caio fenced_floor
+group fenced_plain fenced_caio fenced_floor fenced_hand
 row   fenced_caio fenced_plain           "fenced UPDATE"         "unprotected UPDATE" 0.95
+row   fenced_caio fenced_hand            "fenced UPDATE"         "hand-written fence" 1.0
+row   fenced_caio fenced_floor           "fenced UPDATE"         "no-op C row trigger" 0.97
 row   fenced_floor fenced_plain          "no-op C row trigger"   "unprotected UPDATE" -
-row   fenced_caio fenced_floor           "fenced UPDATE"         "no-op C row trigger" -
+row   fenced_hand fenced_plain           "hand-written fence"    "unprotected UPDATE" -
 group nonce_plain nonce_hot nonce_plain_async nonce_hot_async counter nonce_wallets nonce_wallets_async
 row   nonce_hot nonce_plain              "nonce, 1 wallet"       "SQL reservation"   1.0
 row   nonce_hot_async nonce_plain_async  "nonce, 1 wallet, async" "SQL res., async"  1.0
@@ -190,8 +200,10 @@ run() {
         finish_caio)  q -v queue=bench_queue -f test/bench/refill_queue.sql >/dev/null ;;
         finish_plain) q -v queue=bench_queue_plain -f test/bench/refill_queue.sql >/dev/null ;;
         finish_floor) q -v queue=bench_queue_floor -f test/bench/refill_queue.sql >/dev/null ;;
-        ordered_200k*) q -v queue="bench_$id" -v done=200000 -f test/bench/refill_ordered.sql >/dev/null ;;
-        ordered_2m*)   q -v queue="bench_$id" -v done=2000000 -f test/bench/refill_ordered.sql >/dev/null ;;
+        ordered_200k*) q -v queue="bench_$id" -v done="$ordered_small" -v pending="$ordered_pending" \
+                           -f test/bench/refill_ordered.sql >/dev/null ;;
+        ordered_2m*)   q -v queue="bench_$id" -v done="$ordered_large" -v pending="$ordered_pending" \
+                           -f test/bench/refill_ordered.sql >/dev/null ;;
     esac
     [ "${run_setting[$id]}" = "-" ] || options="$options -c ${run_setting[$id]}"
     rm -f "$work"/log.*
@@ -346,7 +358,9 @@ gnuplot "$work/chart.gp"
 # The workloads' tables go first: autovacuum, three workers for the whole
 # cluster, would otherwise still be working through the millions of dead
 # rows of the claim queues while the churn's tables need it.
-q -c "DROP TABLE bench_locks, bench_counter, bench_fenced, bench_unfenced, bench_claims,
+q -c "DROP TABLE bench_locks, bench_counter, bench_fenced, bench_unfenced, bench_fenced_hand, bench_leases,
+        bench_trigger_floor, bench_claims, bench_ordered_200k, bench_ordered_2m,
+        bench_ordered_200k_plain, bench_ordered_2m_plain,
         bench_claims_plain, bench_queue, bench_queue_plain, bench_nonce_wallet,
         bench_nonce_reservation" >/dev/null
 churn_clients=8
@@ -408,6 +422,20 @@ done
 say "   (churn: $(( $(date +%s) - churn_started )) s)"
 say
 q -d "$churn_db" -f test/bench/churn_report.sql >"$out/churn.txt"
+# The verdict of the longer run (make bench-soak), when there is one beside
+# this run's results: this churn lasts minutes, and a table that grows in
+# steps (one per long snapshot hold) can read bounded or not over it.
+soak=$(dirname "$out")/soak-latest/soak.txt
+{
+    echo
+    if [ -f "$soak" ]; then
+        echo "The longer run (make bench-soak, $(sed -n 's/^ *date: *//p' "$soak" | head -n 1);" \
+             "$(sed -n 's/^ *soak: *\([0-9.]* min\).*/\1/p' "$soak" | head -n 1)):"
+        grep -E '^caio_(lease_state|nonce_wallet):' "$soak" || echo "(no verdict in $soak)"
+    else
+        echo "No longer run beside these results: make bench-soak soaks the churn for 10 minutes."
+    fi
+} >>"$out/churn.txt"
 emit <"$out/churn.txt"
 
 say

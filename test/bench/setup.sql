@@ -26,6 +26,22 @@ CREATE TABLE bench_trigger_floor (LIKE bench_unfenced INCLUDING ALL) WITH (fillf
 INSERT INTO bench_trigger_floor SELECT * FROM bench_unfenced;
 CREATE TRIGGER bench_floor BEFORE UPDATE ON bench_trigger_floor
     FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger();
+-- The fence users write by hand: the same table again, unprotected, and a
+-- leases table keyed as caio_lease_state (the resource, in the "C"
+-- collation, its primary key), with the same resources and tokens as caio's
+-- leases (filled below); the UPDATE names the token and takes the lease row
+-- FOR SHARE, so that a takeover waits for its commit
+-- (fenced_update_hand.pgbench).
+CREATE TABLE bench_fenced_hand (LIKE bench_unfenced INCLUDING ALL) WITH (fillfactor = 70);
+INSERT INTO bench_fenced_hand SELECT * FROM bench_unfenced;
+CREATE TABLE bench_leases (
+    resource     text        COLLATE "C" PRIMARY KEY,
+    holder       text        NOT NULL,
+    token        bigint      NOT NULL,
+    acquired_at  timestamptz NOT NULL,
+    expires_at   timestamptz NOT NULL,
+    released_at  timestamptz
+) WITH (fillfactor = 70);
 -- Claims: two tables of 1,000,000 operations, one claimable, one for the
 -- plain SKIP LOCKED baseline, with the same partial index for the filter.
 CREATE TABLE bench_claims (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending')
@@ -59,7 +75,8 @@ INSERT INTO bench_queue_floor (id) SELECT generate_series(1, 200000);
 CREATE TRIGGER bench_floor BEFORE UPDATE ON bench_queue_floor
     FOR EACH ROW EXECUTE FUNCTION suppress_redundant_updates_trigger();
 -- Ordered claim-and-finish (order_by): queues with 200,000 and with
--- 2,000,000 finished rows before their pending ones, each with the index a
+-- 2,000,000 finished rows (psql -v ordered_small and ordered_large; a
+-- smoke run has a hundredth) before their pending ones, each with the index a
 -- priority queue has (filter and order), and a plain copy of each for the
 -- hand-written ORDER BY ... LIMIT 10 FOR UPDATE SKIP LOCKED.  run.sh gives
 -- each 200,000 pending rows afresh before each run (refill_ordered.sql).
@@ -68,11 +85,11 @@ CREATE TABLE bench_ordered_200k (id int PRIMARY KEY, priority int NOT NULL,
                                  state text NOT NULL DEFAULT 'pending') WITH (fillfactor = 80);
 INSERT INTO bench_ordered_200k (id, priority, run_at, state)
 SELECT i, (i::bigint * 7919 % 10)::int, '2030-01-01'::timestamptz + i * interval '1 second', 'done'
-  FROM generate_series(1, 200000) i;
+  FROM generate_series(1, :ordered_small) i;
 CREATE TABLE bench_ordered_2m (LIKE bench_ordered_200k INCLUDING ALL) WITH (fillfactor = 80);
 INSERT INTO bench_ordered_2m (id, priority, run_at, state)
 SELECT i, (i::bigint * 7919 % 10)::int, '2030-01-01'::timestamptz + i * interval '1 second', 'done'
-  FROM generate_series(1, 2000000) i;
+  FROM generate_series(1, :ordered_large) i;
 CREATE TABLE bench_ordered_200k_plain (LIKE bench_ordered_200k INCLUDING ALL,
                                        claim_holder text, claim_token bigint,
                                        claim_expires_at timestamptz) WITH (fillfactor = 80);
@@ -103,6 +120,28 @@ CREATE TABLE bench_nonce_reservation (
 -- One long lease per wallet; wallet i's token is token_base + i.
 CREATE TEMP TABLE wallet_leases AS
 SELECT i, (caio_acquire('bench:w' || i, 'bench', '1 day')).token FROM generate_series(1, 1000) i;
+INSERT INTO bench_leases (resource, holder, token, acquired_at, expires_at)
+SELECT 'bench:w' || i, 'bench', token, clock_timestamp(), clock_timestamp() + '1 day' FROM wallet_leases;
+-- The hand-written fence writes under the right token, and not under another.
+DO $$
+DECLARE
+    n bigint;
+    m bigint;
+BEGIN
+    UPDATE bench_fenced_hand t SET fence_token = w.token FROM wallet_leases w
+     WHERE t.id = w.i
+       AND w.token = (SELECT l.token FROM bench_leases l WHERE l.resource = 'bench:' || t.wallet FOR SHARE);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    UPDATE bench_fenced_hand t SET fence_token = w.token + 1 FROM wallet_leases w
+     WHERE t.id = w.i
+       AND w.token + 1 = (SELECT l.token FROM bench_leases l WHERE l.resource = 'bench:' || t.wallet FOR SHARE);
+    GET DIAGNOSTICS m = ROW_COUNT;
+    IF n <> 1000 OR m <> 0 THEN
+        RAISE EXCEPTION 'the hand-written fence wrote % rows under the right tokens and % under wrong ones', n, m;
+    END IF;
+END $$;
+UPDATE bench_fenced_hand SET fence_token = NULL;
+VACUUM bench_fenced_hand, bench_leases;
 -- Renew: pgbench's client c (from 0; at most max_connections) holds the lease
 -- on 'renew:' || c for a day, with token renew_base + c + 1; the plain
 -- baseline holds the same lock rows in bench_locks.
