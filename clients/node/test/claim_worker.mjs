@@ -53,7 +53,15 @@ if (mode === 'stale') {
 }
 for (;;) {
   const jobs = await claim(pool, 'operations', holder, ttlMs, { max: 5, filter: "state = 'pending'" });
-  if (jobs.length === 0) break;
+  if (jobs.length === 0) {
+    // A row another worker holds under a live claim is not claimable yet,
+    // but is not done either: stay until none is pending, so that the
+    // stale worker's rows are taken over once its claims expire.
+    const { rows } = await pool.query(`SELECT count(*)::int AS n FROM operations WHERE state = 'pending'`);
+    if (rows[0].n === 0) break;
+    await sleep(50);
+    continue;
+  }
   for (const job of jobs) await finish(job);
 }
 await pool.end();
