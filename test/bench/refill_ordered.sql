@@ -1,6 +1,6 @@
 -- Before each ordered claim+finish run: the run's queue back to its
--- finished rows (ids 1 to :done, psql -v done=<n>) and :pending pending ones
--- (200,000; a smoke run's, 2,000)
+-- finished rows (ids 1 to :done, psql -v done=<n>) and :pending (200,000) pending
+-- ones
 -- after them, with priorities 0 to 9 and run_at rising with the id (psql
 -- -v queue=<table>).  The finished rows stay as they are, so that only the
 -- pending ones are written again; the index on the pending rows in the
