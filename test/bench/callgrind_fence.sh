@@ -20,35 +20,13 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 n1=${1:-200}
 n2=${2:-1200}
-bindir=$(/usr/lib/postgresql/15/bin/pg_config --bindir)
-# shellcheck disable=SC1091
-. test/common.sh
-dir=$(mktemp -d /tmp/caio-callgrind.XXXXXX)
-chmod 755 "$dir"
-[ "$(id -u)" -eq 0 ] && chown postgres: "$dir"
+# shellcheck source=test/bench/private_cluster.sh
+. test/bench/private_cluster.sh
 keep=${CALLGRIND_OUT:-}
-cleanup() {
-    as_pg "$bindir/pg_ctl" -D "$dir/data" -m immediate stop >/dev/null 2>&1 || true
-    rm -rf "$dir"
-}
-trap cleanup EXIT
 if [ -n "$keep" ]; then mkdir -p "$keep"; fi
-as_pg "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust -E UTF8 --locale=C -N >/dev/null
-as_pg tee -a "$dir/data/postgresql.conf" >/dev/null <<CONF
-listen_addresses = ''
-unix_socket_directories = '$dir'
-shared_preload_libraries = 'caio'
-shared_buffers = 1GB
-synchronous_commit = off
-fsync = off
+private_cluster_start "fsync = off
 autovacuum = off
-jit = off
-CONF
-as_pg "$bindir/pg_ctl" -D "$dir/data" -l "$dir/server.log" -w start >/dev/null
-export PGHOST=$dir PGUSER=postgres PGDATABASE=postgres PGOPTIONS="-c client_min_messages=warning"
-psql -X -q -v ON_ERROR_STOP=1 -c "CREATE EXTENSION caio" >/dev/null
-token_base=$(psql -X -q -t -A -v ON_ERROR_STOP=1 -f test/bench/setup.sql | tail -n 1 | cut -d ' ' -f 1)
-psql -X -q -v ON_ERROR_STOP=1 -c "VACUUM" >/dev/null
+jit = off"
 as_pg "$bindir/pg_ctl" -D "$dir/data" -m fast -w stop >/dev/null
 
 # The statements, as the pgbench scripts have them, with $1 the row and $2
