@@ -2,6 +2,12 @@
 
 \echo Use "ALTER EXTENSION caio UPDATE TO '0.6.0'" to load this file. \quit
 
+-- Every session's lock keys must agree, and this update changes how they
+-- are made (caio_lock_key, at the end).  So it first waits for the
+-- transactions that are using caio's leases and wallets, and holds back new
+-- ones until it commits (doc/upgrading.md).
+LOCK TABLE @extschema@.caio_lease_state, @extschema@.caio_nonce_wallet IN ACCESS EXCLUSIVE MODE;
+
 -- On a Citus cluster, a table that an earlier caio guarded and that is (or
 -- became) a Citus table has caio's trigger on the coordinator's shell only:
 -- its shards were never fenced.  0.6.0 refuses to guard such a table; one
@@ -158,3 +164,12 @@ ALTER TABLE @extschema@.caio_nonce_reservation
 -- leases while a snapshot is held, as in a fresh install (see caio.sql).
 -- Pages written from now on are filled to 30 %; those there keep their rows.
 ALTER TABLE @extschema@.caio_lease_state SET (fillfactor = 30);
+
+-- Lock keys under a secret of the database (see caio.sql): from here on,
+-- resource and wallet locks are SipHash-2-4 keys, no longer a hash that
+-- anyone can compute.  The update took the tables' locks first (above).
+CREATE TABLE @extschema@.caio_lock_key (
+    singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    key        bytea   NOT NULL CHECK (pg_catalog.length(key) OPERATOR(pg_catalog.=) 16)
+);
+INSERT INTO @extschema@.caio_lock_key (key) VALUES (pg_catalog.uuid_send(pg_catalog.gen_random_uuid()));

@@ -67,6 +67,17 @@ CREATE TABLE caio_lease_state (
 -- its first size (doc/benchmark.md, churn soak).  The price: a row that
 -- is seldom updated takes about 2.3 times the space.
 
+-- The secret from which caio derives the keys of its resource and wallet
+-- locks (SipHash-2-4, src/resource_lock.c): 16 random bytes, made here and
+-- never dumped, so a restored database makes its own.  With keys anyone can
+-- compute, a role could find a resource name whose lock is another role's
+-- resource's, and hold it.
+CREATE TABLE caio_lock_key (
+    singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    key        bytea   NOT NULL CHECK (pg_catalog.length(key) OPERATOR(pg_catalog.=) 16)
+);
+INSERT INTO caio_lock_key (key) VALUES (pg_catalog.uuid_send(pg_catalog.gen_random_uuid()));
+
 -- The database-wide test clock: no row means caio reads the server clock.
 CREATE TABLE caio_clock (
     singleton  boolean     PRIMARY KEY DEFAULT true CHECK (singleton),

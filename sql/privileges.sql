@@ -81,6 +81,7 @@ SELECT c.call, r.state AS sqlstate, r.msg AS message
     $$SELECT * FROM caio_nonce_wallet$$,
     $$INSERT INTO caio_lease_state VALUES ('priv:x', 'nobody', 'regress_caio_nobody', 1, now(), now() + '1 h')$$,
     $$UPDATE caio_clock SET frozen_at = '2030-01-01'$$,
+    $$SELECT key FROM caio_lock_key$$,
     $$DELETE FROM caio_nonce_reservation$$,
     $$SELECT nextval('caio_token_seq')$$]) WITH ORDINALITY AS c(call, n),
        LATERAL try(c.call) r
@@ -368,3 +369,6 @@ DROP TABLE regress_queue;
 DROP FUNCTION try(text);
 DROP OWNED BY regress_caio_app, regress_caio_other, regress_caio_nobody, regress_caio_migrator;
 DROP ROLE regress_caio_app, regress_caio_other, regress_caio_nobody, regress_caio_migrator;
+-- The secret of the lock keys: one row of 16 bytes, the owner's alone
+-- (refused to the application role above).
+SELECT count(*) AS rows, bool_and(length(key) = 16) AS sixteen_bytes FROM caio_lock_key;

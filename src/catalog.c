@@ -55,7 +55,7 @@ caio_relcache_callback(Datum arg pg_attribute_unused(), Oid relid)
 		catalog.nonce_wallet, catalog.nonce_wallet_pkey,
 		catalog.nonce_reservation, catalog.nonce_reservation_pkey,
 	catalog.nonce_released, catalog.clock, catalog.token_seq,
-	catalog.token_epoch};
+	catalog.token_epoch, catalog.lock_key};
 
 	if (relid == InvalidOid || relid == catalog.clock)
 		caio_clock_forget();
@@ -146,6 +146,8 @@ catalog_load(void)
 	catalog.token_seq = caio_relation("caio_token_seq");
 	/* Missing until ALTER EXTENSION caio UPDATE from 0.1. */
 	catalog.token_epoch = caio_member_relation("caio_token_epoch");
+	/* Missing until ALTER EXTENSION caio UPDATE from 0.5.0 or earlier. */
+	catalog.lock_key = caio_member_relation("caio_lock_key");
 
 	if (catalog.schema != old_schema || catalog.lease_state != old_lease_state)
 		catalog.generation++;

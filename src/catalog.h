@@ -30,6 +30,7 @@ typedef struct CaioCatalog
 	Oid			clock;
 	Oid			token_seq;
 	Oid			token_epoch;	/* InvalidOid in a schema from before 0.2 */
+	Oid			lock_key;		/* InvalidOid in a schema from before 0.6.0 */
 	uint32		generation;		/* bumped whenever an OID above changes */
 	const char *schema_sql;		/* quoted schema name, for SQL text */
 } CaioCatalog;

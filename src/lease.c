@@ -654,6 +654,28 @@ lease_update_held(HeldChange *change)
 	return lease_row_update(change->lease->resource, lease_change_held, change);
 }
 
+/*
+ * Whether the lease is worth queueing for its resource's lock: only when it
+ * is the resource's newest lease, unreleased, and the caller may act on it
+ * (else 42501, before the queue).  A request in the queue makes every later
+ * one that conflicts with it wait too, the holder's next writes among them,
+ * so a role that may not act on the lease, or one that names a lease that
+ * no longer is (or not yet is, to this session) the newest, must not get
+ * there.  A lease that is not the newest never becomes it again: tokens
+ * only grow.  Under the lock everything is checked again.
+ */
+static bool
+lease_worth_the_lock(const CaioLease *lease, const char *action)
+{
+	CaioLease	newest;
+
+	if (!caio_lease_lookup(lease->resource, &newest) ||
+		!caio_lease_is_current(&newest, lease->token, lease->holder))
+		return false;
+	caio_lease_check_owner(&newest, GetUserId(), action);
+	return true;
+}
+
 Datum
 caio_renew(PG_FUNCTION_ARGS)
 {
@@ -667,6 +689,11 @@ caio_renew(PG_FUNCTION_ARGS)
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
 	ttl = caio_arg_ttl(fcinfo, 1);
+	if (!lease_worth_the_lock(&lease, "renew"))
+	{
+		caio_count(CAIO_LEASES_RENEW_LOST, 1);
+		PG_RETURN_NULL();
+	}
 	key = caio_resource_key(lease.resource);
 
 	caio_resource_lock(key, ShareLock);
@@ -701,6 +728,11 @@ caio_release(PG_FUNCTION_ARGS)
 	caio_citus_serve_here("leases");
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
+	if (!lease_worth_the_lock(&lease, "release"))
+	{
+		caio_count(CAIO_LEASES_RELEASE_LOST, 1);
+		PG_RETURN_BOOL(false);
+	}
 	key = caio_resource_key(lease.resource);
 
 	caio_resource_lock(key, ExclusiveLock);

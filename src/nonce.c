@@ -103,9 +103,7 @@ static const char *const nonce_state_names[] = {
 static void
 wallet_lock(const Wallet *wallet, bool alone)
 {
-	uint64		key = hash_bytes_extended((const unsigned char *) wallet->address,
-										  (int) strlen(wallet->address),
-										  (uint64) wallet->chain_id);
+	uint64		key = caio_lock_key((uint64) wallet->chain_id, wallet->address);
 
 	caio_tag_lock(key, CAIO_TAG_WALLET,
 				  alone || IsolationUsesXactSnapshot() ? WALLET_ALONE : WALLET_SHARED);

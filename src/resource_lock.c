@@ -41,6 +41,7 @@
 #include "utils/resowner.h"
 
 #include "caio.h"
+#include "catalog.h"
 #include "resource_lock.h"
 #include "shared.h"
 
@@ -70,11 +71,147 @@ set_tag(LOCKTAG *tag, uint64 key, uint16 kind)
 						 (uint32) key, kind);
 }
 
+/*
+ * Lock keys are SipHash-2-4 of the name under a secret of the database's
+ * (caio_lock_key, made by CREATE EXTENSION, read by the owner alone).  With
+ * a hash anyone can compute, a role could find a name whose key is another
+ * role's resource's, lease that name, and keep the other's lock in a
+ * transaction it holds open: the holder's renewals and writes would wait,
+ * and no takeover could be granted.  A schema from before 0.6.0 has no
+ * secret until ALTER EXTENSION caio UPDATE; its keys stay the unkeyed hash
+ * that every session uses with that schema.
+ */
+typedef struct LockSecret
+{
+	bool		loaded;
+	Oid			table;			/* the caio_lock_key it was read from */
+	uint64		k0;
+	uint64		k1;
+} LockSecret;
+
+static LockSecret lock_secret = {false, InvalidOid, 0, 0};
+
+static CaioPlan lock_secret_read = CAIO_PLAN_NO_ARGS(
+	"SELECT key FROM @extschema@.caio_lock_key");
+
+#define CAIO_LOCK_SECRET_LEN 16
+
+static uint64
+bytes_le64(const unsigned char *p)
+{
+	uint64		v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+/* Read once per session, and again after the extension changed. */
+static const LockSecret *
+lock_secret_get(void)
+{
+	const CaioCatalog *cat = caio_catalog();
+	CaioSpi		spi;
+	bool		isnull = true;
+	bytea	   *key = NULL;
+
+	if (lock_secret.loaded && lock_secret.table == cat->lock_key)
+		return &lock_secret;
+	lock_secret.loaded = false;
+	if (OidIsValid(cat->lock_key))
+	{
+		caio_spi_begin(&spi);
+		if (caio_spi_run(&lock_secret_read, NULL, NULL, true) == 1)
+		{
+			Datum		value = caio_spi_value(0, 1, &isnull);
+
+			if (!isnull)
+				key = DatumGetByteaPP(value);
+		}
+		if (key == NULL || VARSIZE_ANY_EXHDR(key) != CAIO_LOCK_SECRET_LEN)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("caio's lock key is missing or damaged"),
+					 errdetail("caio_lock_key must hold one row of 16 random bytes, from which caio derives the keys of its resource locks."),
+					 errhint("As the extension owner, when no caio call is running: DELETE FROM caio_lock_key; INSERT INTO caio_lock_key (key) VALUES (uuid_send(gen_random_uuid()));")));
+		lock_secret.k0 = bytes_le64((const unsigned char *) VARDATA_ANY(key));
+		lock_secret.k1 = bytes_le64((const unsigned char *) VARDATA_ANY(key) + 8);
+		caio_spi_end(&spi);
+	}
+	lock_secret.table = cat->lock_key;
+	lock_secret.loaded = true;
+	return &lock_secret;
+}
+
+#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
+#define SIP_ROUND(v0, v1, v2, v3) \
+	do { \
+		v0 += v1; v1 = ROTL64(v1, 13); v1 ^= v0; v0 = ROTL64(v0, 32); \
+		v2 += v3; v3 = ROTL64(v3, 16); v3 ^= v2; \
+		v0 += v3; v3 = ROTL64(v3, 21); v3 ^= v0; \
+		v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32); \
+	} while (0)
+
+/* SipHash-2-4 (Aumasson and Bernstein, 2012) of data under (k0, k1). */
+uint64
+caio_siphash(uint64 k0, uint64 k1, const unsigned char *data, size_t len)
+{
+	uint64		v0 = k0 ^ UINT64CONST(0x736f6d6570736575);
+	uint64		v1 = k1 ^ UINT64CONST(0x646f72616e646f6d);
+	uint64		v2 = k0 ^ UINT64CONST(0x6c7967656e657261);
+	uint64		v3 = k1 ^ UINT64CONST(0x7465646279746573);
+	uint64		last = ((uint64) len) << 56;
+	size_t		whole = len - len % 8;
+
+	for (size_t at = 0; at < whole; at += 8)
+	{
+		uint64		m = bytes_le64(data + at);
+
+		v3 ^= m;
+		SIP_ROUND(v0, v1, v2, v3);
+		SIP_ROUND(v0, v1, v2, v3);
+		v0 ^= m;
+	}
+	for (size_t i = 0; i < len % 8; i++)
+		last |= ((uint64) data[whole + i]) << (8 * i);
+	v3 ^= last;
+	SIP_ROUND(v0, v1, v2, v3);
+	SIP_ROUND(v0, v1, v2, v3);
+	v0 ^= last;
+	v2 ^= 0xff;
+	for (int i = 0; i < 4; i++)
+		SIP_ROUND(v0, v1, v2, v3);
+	return v0 ^ v1 ^ v2 ^ v3;
+}
+
+/*
+ * The key of a lock on (space, name): space keeps apart names of different
+ * kinds (0 for resources, a chain ID for wallets).
+ */
+uint64
+caio_lock_key(uint64 space, const char *name)
+{
+	const LockSecret *secret = lock_secret_get();
+	size_t		len = strlen(name);
+	unsigned char local[8 + 256];	/* names are 255 bytes at most */
+	unsigned char *data = len <= 256 ? local : palloc(len + 8);
+	uint64		key;
+
+	if (!OidIsValid(secret->table))
+		return hash_bytes_extended((const unsigned char *) name, (int) len, space);
+	for (int i = 0; i < 8; i++)
+		data[i] = (unsigned char) (space >> (8 * i));
+	memcpy(data + 8, name, len);
+	key = caio_siphash(secret->k0, secret->k1, data, len + 8);
+	if (data != local)
+		pfree(data);
+	return key;
+}
+
 uint64
 caio_resource_key(const char *resource)
 {
-	return hash_bytes_extended((const unsigned char *) resource,
-							   (int) strlen(resource), 0);
+	return caio_lock_key(0, resource);
 }
 
 static void
