@@ -143,45 +143,60 @@ lock_secret_get(void)
 	return &lock_secret;
 }
 
-#define ROTL64(x, b) (((x) << (b)) | ((x) >> (64 - (b))))
-#define SIP_ROUND(v0, v1, v2, v3) \
-	do { \
-		v0 += v1; v1 = ROTL64(v1, 13); v1 ^= v0; v0 = ROTL64(v0, 32); \
-		v2 += v3; v3 = ROTL64(v3, 16); v3 ^= v2; \
-		v0 += v3; v3 = ROTL64(v3, 21); v3 ^= v0; \
-		v2 += v1; v1 = ROTL64(v1, 17); v1 ^= v2; v2 = ROTL64(v2, 32); \
-	} while (0)
-
-/* SipHash-2-4 (Aumasson and Bernstein, 2012) of data under (k0, k1). */
-uint64
-caio_siphash(uint64 k0, uint64 k1, const unsigned char *data, size_t len)
+static inline uint64
+rotl64(uint64 x, int bits)
 {
-	uint64		v0 = k0 ^ UINT64CONST(0x736f6d6570736575);
-	uint64		v1 = k1 ^ UINT64CONST(0x646f72616e646f6d);
-	uint64		v2 = k0 ^ UINT64CONST(0x6c7967656e657261);
-	uint64		v3 = k1 ^ UINT64CONST(0x7465646279746573);
-	uint64		last = ((uint64) len) << 56;
+	return (x << bits) | (x >> (64 - bits));
+}
+
+static inline void
+sip_round(uint64 *v)
+{
+	v[0] += v[1];
+	v[1] = rotl64(v[1], 13) ^ v[0];
+	v[0] = rotl64(v[0], 32);
+	v[2] += v[3];
+	v[3] = rotl64(v[3], 16) ^ v[2];
+	v[0] += v[3];
+	v[3] = rotl64(v[3], 21) ^ v[0];
+	v[2] += v[1];
+	v[1] = rotl64(v[1], 17) ^ v[2];
+	v[2] = rotl64(v[2], 32);
+}
+
+static inline void
+sip_block(uint64 *v, uint64 m)
+{
+	v[3] ^= m;
+	sip_round(v);
+	sip_round(v);
+	v[0] ^= m;
+}
+
+/*
+ * SipHash-2-4 (Aumasson and Bernstein, 2012) under (k0, k1) of a message:
+ * the eight bytes of first, little-endian, then len bytes of data.
+ */
+uint64
+caio_siphash(uint64 k0, uint64 k1, uint64 first, const unsigned char *data, size_t len)
+{
+	uint64		v[4] = {k0 ^ UINT64CONST(0x736f6d6570736575),
+		k1 ^ UINT64CONST(0x646f72616e646f6d),
+		k0 ^ UINT64CONST(0x6c7967656e657261),
+	k1 ^ UINT64CONST(0x7465646279746573)};
+	uint64		last = ((uint64) (len + 8)) << 56;
 	size_t		whole = len - len % 8;
 
+	sip_block(v, first);
 	for (size_t at = 0; at < whole; at += 8)
-	{
-		uint64		m = bytes_le64(data + at);
-
-		v3 ^= m;
-		SIP_ROUND(v0, v1, v2, v3);
-		SIP_ROUND(v0, v1, v2, v3);
-		v0 ^= m;
-	}
+		sip_block(v, bytes_le64(data + at));
 	for (size_t i = 0; i < len % 8; i++)
 		last |= ((uint64) data[whole + i]) << (8 * i);
-	v3 ^= last;
-	SIP_ROUND(v0, v1, v2, v3);
-	SIP_ROUND(v0, v1, v2, v3);
-	v0 ^= last;
-	v2 ^= 0xff;
+	sip_block(v, last);
+	v[2] ^= 0xff;
 	for (int i = 0; i < 4; i++)
-		SIP_ROUND(v0, v1, v2, v3);
-	return v0 ^ v1 ^ v2 ^ v3;
+		sip_round(v);
+	return v[0] ^ v[1] ^ v[2] ^ v[3];
 }
 
 /*
@@ -193,19 +208,11 @@ caio_lock_key(uint64 space, const char *name)
 {
 	const LockSecret *secret = lock_secret_get();
 	size_t		len = strlen(name);
-	unsigned char local[8 + 256];	/* names are 255 bytes at most */
-	unsigned char *data = len <= 256 ? local : palloc(len + 8);
-	uint64		key;
 
 	if (!OidIsValid(secret->table))
 		return hash_bytes_extended((const unsigned char *) name, (int) len, space);
-	for (int i = 0; i < 8; i++)
-		data[i] = (unsigned char) (space >> (8 * i));
-	memcpy(data + 8, name, len);
-	key = caio_siphash(secret->k0, secret->k1, data, len + 8);
-	if (data != local)
-		pfree(data);
-	return key;
+	return caio_siphash(secret->k0, secret->k1, space,
+						(const unsigned char *) name, len);
 }
 
 uint64
