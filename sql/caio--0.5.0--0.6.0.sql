@@ -77,8 +77,11 @@ BEGIN
     SELECT p.proowner, COALESCE(p.proacl, pg_catalog.acldefault('f', p.proowner))
       INTO owner, old_acl
       FROM pg_catalog.pg_proc p WHERE p.oid OPERATOR(pg_catalog.=) old_fn;
+    -- Role names are taken bare (pg_get_userbyid) and quoted once where SQL
+    -- is built (%I, quote_ident); set_config('role', ...) takes a bare name.
+    -- A regrole's text is quoted already, and would be quoted twice.
     EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I',
-                              new_fn::pg_catalog.regprocedure, owner::pg_catalog.regrole);
+                              new_fn::pg_catalog.regprocedure, pg_catalog.pg_get_userbyid(owner));
     -- The owner's own EXECUTE comes with the ownership.
     grants := ARRAY(SELECT pg_catalog.makeaclitem(a.grantee, a.grantor, 'EXECUTE', a.is_grantable)
                       FROM pg_catalog.aclexplode(old_acl) a
@@ -100,12 +103,12 @@ BEGIN
                    AND a.grantee OPERATOR(pg_catalog.=) g.grantor AND a.is_grantable);
             BEGIN
                 IF g.grantor OPERATOR(pg_catalog.<>) owner THEN
-                    PERFORM pg_catalog.set_config('role', g.grantor::pg_catalog.regrole::pg_catalog.text, true);
+                    PERFORM pg_catalog.set_config('role', pg_catalog.pg_get_userbyid(g.grantor), true);
                 END IF;
                 EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s',
                     new_fn::pg_catalog.regprocedure,
                     CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
-                         ELSE pg_catalog.quote_ident(g.grantee::pg_catalog.regrole::pg_catalog.text) END,
+                         ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
                     CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
                 PERFORM pg_catalog.set_config('role', 'none', true);
                 made[i] := true;

@@ -107,6 +107,39 @@ SET ROLE regress_caio_worker;
 SELECT id, claim_holder FROM caio_claim(NULL::plain, 'worker-a', '30 seconds');
 RESET ROLE;
 
+-- Privileges on some columns are not enough: the claim reads the rows'
+-- ctid and tableoid, which only SELECT on the whole table grants, and
+-- writes the three claim columns.  caio says so, and what to grant, before
+-- it runs a statement of its own (42501, no context) or claims a row.
+CREATE TABLE column_grants (id int PRIMARY KEY, state text);
+INSERT INTO column_grants VALUES (1, 'pending'), (2, 'pending');
+SELECT caio_claimable('column_grants');
+GRANT SELECT (id, state, claim_holder, claim_token, claim_expires_at), UPDATE
+   ON column_grants TO regress_caio_worker;
+SET ROLE regress_caio_worker;
+SELECT id FROM caio_claim(NULL::column_grants, 'worker-a', '30 seconds');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+REVOKE ALL ON column_grants FROM regress_caio_worker;
+GRANT SELECT, UPDATE (state, claim_holder) ON column_grants TO regress_caio_worker;
+SET ROLE regress_caio_worker;
+SELECT id FROM caio_claim(NULL::column_grants, 'worker-a', '30 seconds');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+REVOKE ALL ON column_grants FROM regress_caio_worker;
+GRANT SELECT ON column_grants TO regress_caio_worker;
+SET ROLE regress_caio_worker;
+SELECT id FROM caio_claim(NULL::column_grants, 'worker-a', '30 seconds');
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT count(*) AS claimed FROM column_grants WHERE claim_holder IS NOT NULL;
+-- SELECT on the table and UPDATE on the claim columns alone are enough.
+GRANT UPDATE (claim_holder, claim_token, claim_expires_at) ON column_grants TO regress_caio_worker;
+SET ROLE regress_caio_worker;
+SELECT id, claim_holder FROM caio_claim(NULL::column_grants, 'worker-a', '30 seconds');
+RESET ROLE;
+DROP TABLE column_grants;
+
 -- Only the table's owner makes it claimable, even with EXECUTE granted and
 -- every privilege on the table.
 CREATE TABLE not_theirs (id int PRIMARY KEY, state text);

@@ -147,4 +147,40 @@ SET client_min_messages = warning;
 DROP EXTENSION caio CASCADE;
 RESET client_min_messages;
 DROP ROLE regress_caio_up_lead, regress_caio_up_worker, regress_caio_up_helper, regress_caio_up_nobody;
+
+-- The same with role names that must be quoted in SQL: the extension's owner
+-- (who made it; a superuser other than the one who updates it), a grantee,
+-- and a grantee with the grant option that grants on to a plain role.  The
+-- update makes the same grants again, the new function has the same owner,
+-- and no warning is raised.
+CREATE ROLE "regress_caio_up_Ext-Owner" SUPERUSER;
+CREATE ROLE "regress_caio_up_AppRole";
+CREATE ROLE "regress_caio_up_Lead";
+CREATE ROLE regress_caio_up_plain;
+SET ROLE "regress_caio_up_Ext-Owner";
+CREATE EXTENSION caio VERSION '0.5.0';
+GRANT EXECUTE ON FUNCTION caio_claim(anyelement, text, interval, int, text) TO "regress_caio_up_AppRole";
+GRANT EXECUTE ON FUNCTION caio_claim(anyelement, text, interval, int, text)
+    TO "regress_caio_up_Lead" WITH GRANT OPTION;
+SET ROLE "regress_caio_up_Lead";
+GRANT EXECUTE ON FUNCTION caio_claim(anyelement, text, interval, int, text) TO regress_caio_up_plain;
+RESET ROLE;
+CREATE TEMP TABLE claim_acl_before AS
+SELECT p.proowner, p.proacl FROM pg_proc p WHERE p.proname = 'caio_claim';
+CREATE TEMP TABLE claim_grants_before AS
+SELECT grantee, grantor, grantable FROM pg_temp.claim_grants();
+SELECT proowner::regrole AS owner FROM claim_acl_before;
+TABLE claim_grants_before;
+ALTER EXTENSION caio UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'caio';
+SELECT p.oid::regprocedure AS function, p.proowner::regrole AS owner,
+       p.proowner = b.proowner AS same_owner, p.proacl::text = b.proacl::text AS same_proacl
+  FROM pg_proc p, claim_acl_before b WHERE p.proname = 'caio_claim';
+SELECT grantee, grantor, grantable FROM pg_temp.claim_grants();
+SELECT r AS role, has_function_privilege(r, 'caio_claim(anyelement, text, interval, int, text, text)', 'EXECUTE') AS can_claim
+  FROM unnest(ARRAY['regress_caio_up_AppRole', 'regress_caio_up_Lead', 'regress_caio_up_plain']) r;
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+DROP ROLE "regress_caio_up_Ext-Owner", "regress_caio_up_AppRole", "regress_caio_up_Lead", regress_caio_up_plain;
 CREATE EXTENSION caio;

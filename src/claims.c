@@ -777,23 +777,86 @@ claim_table_problem(Relation rel)
 }
 
 /*
- * Whether the caller may claim rows of the table at all: it needs SELECT and
- * UPDATE on the table (or on some of its columns; the statements that claim
- * check the columns).  Checked before the table is locked, so that a caller
- * with no business on the table cannot queue behind, or in front of, the
- * locks of those who have (as PostgreSQL's RangeVarGetRelidExtended
- * callbacks do).
+ * A refusal of claim_check_privileges: 42501, with the table (as
+ * errtable would name it) and what to grant.
+ */
+pg_noreturn static void
+claim_privilege_refused(Oid table, const char *name, const char *detail,
+						const char *grant)
+{
+	char	   *schema = get_namespace_name(get_rel_namespace(table));
+
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("permission denied to claim rows of table \"%s\"", name),
+			 errdetail("%s", detail),
+			 errhint("Have the table's owner run %s.", grant),
+			 schema ? err_generic_string(PG_DIAG_SCHEMA_NAME, schema) : 0,
+			 err_generic_string(PG_DIAG_TABLE_NAME, name)));
+}
+
+/*
+ * Whether the caller may claim rows of the table: the statements that claim
+ * run as the caller, and need more than a table's privileges that let it
+ * read and write some columns.  The pick reads the rows' system columns
+ * ctid and tableoid, which only SELECT on the whole table grants (no column
+ * privilege covers a system column), and locks them FOR UPDATE; the take
+ * writes the three claim columns (UPDATE on the table, or on each of them)
+ * and returns the rows whole.  Checked up front, so that a caller without
+ * them is told what to grant rather than refused inside caio's statement,
+ * and before the table is locked, so that a caller with no business on the
+ * table cannot queue behind, or in front of, the locks of those who have
+ * (as PostgreSQL's RangeVarGetRelidExtended callbacks do).
  */
 static void
 claim_check_privileges(Oid table, const char *name)
 {
-	const AclMode modes[2] = {ACL_SELECT, ACL_UPDATE};
 	Oid			role = GetUserId();
+	char	   *schema;
+	char	   *table_sql;
+	char	   *role_name;
+	char	   *role_sql;
+	const char *missing[CLAIM_NCOLUMNS];
+	int			nmissing = 0;
 
-	for (size_t i = 0; i < lengthof(modes); i++)
-		if (pg_class_aclcheck(table, role, modes[i]) != ACLCHECK_OK &&
-			pg_attribute_aclcheck_all(table, role, modes[i], ACLMASK_ANY) != ACLCHECK_OK)
-			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, name);
+	if (pg_class_aclcheck(table, role, ACL_SELECT) == ACLCHECK_OK &&
+		pg_class_aclcheck(table, role, ACL_UPDATE) == ACLCHECK_OK)
+		return;
+
+	schema = get_namespace_name(get_rel_namespace(table));
+	table_sql = schema ? quote_qualified_identifier(schema, name) : pstrdup(quote_identifier(name));
+	role_name = GetUserNameFromId(role, false);
+	role_sql = pstrdup(quote_identifier(role_name));
+
+	if (pg_class_aclcheck(table, role, ACL_SELECT) != ACLCHECK_OK)
+		claim_privilege_refused(table, name,
+								psprintf("caio_claim needs SELECT on the whole table, which role \"%s\" lacks: it reads the rows' system columns ctid and tableoid, which SELECT on some of its columns does not grant.",
+										 role_name),
+								psprintf("GRANT SELECT ON %s TO %s", table_sql, role_sql));
+
+	/*
+	 * UPDATE on each claim column that the table has (a table without them
+	 * is refused later as not claimable, 55000), and on some column.
+	 */
+	for (int i = 0; i < CLAIM_NCOLUMNS; i++)
+	{
+		AttrNumber	attnum = get_attnum(table, claim_columns[i].name);
+
+		if (attnum != InvalidAttrNumber &&
+			pg_attribute_aclcheck(table, attnum, role, ACL_UPDATE) != ACLCHECK_OK)
+			missing[nmissing++] = claim_columns[i].name;
+	}
+	if (nmissing > 0 ||
+		pg_attribute_aclcheck_all(table, role, ACL_UPDATE, ACLMASK_ANY) != ACLCHECK_OK)
+		claim_privilege_refused(table, name,
+								psprintf("caio_claim writes the columns claim_holder, claim_token and claim_expires_at, and role \"%s\" may not update %s.",
+										 role_name,
+										 nmissing == 0 ? "any column of the table" :
+										 nmissing == 1 ? missing[0] :
+										 nmissing == 2 ? psprintf("%s and %s", missing[0], missing[1]) :
+										 "any of them"),
+								psprintf("GRANT UPDATE ON %s TO %s, or GRANT UPDATE (claim_holder, claim_token, claim_expires_at) ON %s TO %s",
+										 table_sql, role_sql, table_sql, role_sql));
 }
 
 /*
