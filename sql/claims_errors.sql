@@ -242,9 +242,95 @@ SELECT id FROM caio_claim(NULL::skipping_jobs, 'worker-a', '30 seconds', 3);
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) FILTER (WHERE claim_token IS NOT NULL) AS claimed FROM skipping_jobs;
 
+-- A row with no claim token holds nothing, and no write makes it look held:
+-- an INSERT or UPDATE that gives a row without a token a claim_holder or a
+-- claim_expires_at is refused (22023).  Otherwise a role with UPDATE on the
+-- claim columns (the grants an application has) could set a never-claimed
+-- row's expiry to 'infinity' and hide it from caio_claim for good.
+SELECT caio_clock_set('2030-01-01 00:00:00+00');
+SELECT setval('caio_token_seq', 9200);
+CREATE TABLE hidden_jobs (id int PRIMARY KEY, state text NOT NULL DEFAULT 'pending');
+SELECT caio_claimable('hidden_jobs');
+INSERT INTO hidden_jobs (id) VALUES (1), (2), (3);
+INSERT INTO hidden_jobs (id, claim_expires_at) VALUES (4, 'infinity');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO hidden_jobs (id, claim_holder) VALUES (4, 'worker-x');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO hidden_jobs (id, claim_holder, claim_expires_at) VALUES (4, 'worker-x', caio_now() + '30 seconds');
+\echo :LAST_ERROR_SQLSTATE
+COPY hidden_jobs (id, claim_expires_at) FROM stdin;
+4	infinity
+\.
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO hidden_jobs (id) VALUES (1) ON CONFLICT (id) DO UPDATE SET claim_expires_at = 'infinity';
+\echo :LAST_ERROR_SQLSTATE
+MERGE INTO hidden_jobs h USING (VALUES (4)) v(id) ON h.id = v.id
+ WHEN NOT MATCHED THEN INSERT (id, claim_holder, claim_expires_at) VALUES (v.id, 'worker-x', 'infinity');
+\echo :LAST_ERROR_SQLSTATE
+-- As the application's role, with the grants it has on a claimable table.
+CREATE ROLE regress_caio_app;
+GRANT USAGE ON SCHEMA public TO regress_caio_app;
+GRANT SELECT, UPDATE (claim_holder, claim_token, claim_expires_at) ON hidden_jobs TO regress_caio_app;
+GRANT EXECUTE ON FUNCTION caio_now(), caio_claim(anyelement, text, interval, int, text, text) TO regress_caio_app;
+SET ROLE regress_caio_app;
+UPDATE hidden_jobs SET claim_expires_at = 'infinity' WHERE claim_token IS NULL;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE hidden_jobs SET claim_holder = 'worker-x' WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE hidden_jobs SET claim_holder = 'worker-x', claim_expires_at = caio_now() + '30 seconds' WHERE id = 1;
+\echo :LAST_ERROR_SQLSTATE
+-- Leaving them NULL is a write like any other.
+UPDATE hidden_jobs SET claim_holder = NULL, claim_expires_at = NULL WHERE id = 1;
+RESET ROLE;
+SELECT id, claim_holder, claim_token, claim_expires_at FROM hidden_jobs ORDER BY id;
+-- Every row is still there for caio_claim, and each legitimate write lands:
+-- claim, renew, release, claim again, finish, and the rescue of an expired
+-- claim by another worker.
+SET ROLE regress_caio_app;
+SELECT id, claim_holder, claim_token, claim_expires_at
+  FROM caio_claim(NULL::hidden_jobs, 'worker-a', '30 seconds', 10, NULL, 'id');
+UPDATE hidden_jobs SET claim_expires_at = caio_now() + '1 minute', claim_token = 9201 WHERE id = 1;
+UPDATE hidden_jobs SET claim_holder = NULL, claim_expires_at = NULL, claim_token = 9202 WHERE id = 2;
+SELECT id, claim_holder, claim_token FROM caio_claim(NULL::hidden_jobs, 'worker-b', '30 seconds', 10, NULL, 'id');
+RESET ROLE;
+UPDATE hidden_jobs SET state = 'done', claim_holder = NULL, claim_expires_at = NULL,
+       claim_token = 9204 WHERE id = 2;
+SELECT caio_clock_advance('31 seconds');
+SELECT id, claim_holder, claim_token FROM caio_claim(NULL::hidden_jobs, 'worker-c', '30 seconds', 10,
+                                                     $$state = 'pending'$$, 'id');
+UPDATE hidden_jobs SET state = 'done', claim_holder = NULL, claim_expires_at = NULL,
+       claim_token = 9203 WHERE id = 3;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE hidden_jobs SET state = 'done', claim_holder = NULL, claim_expires_at = NULL,
+       claim_token = 9205 WHERE id = 3;
+SELECT id, state, claim_holder, claim_token, claim_expires_at FROM hidden_jobs ORDER BY id;
+
+-- Rows that caio before 0.6.0 let a write give a holder or an expiry
+-- without a token (planted here with the trigger disabled): caio_claim
+-- takes them as unclaimed, whatever their expiry; writes that leave those
+-- values as they are land, and so does clearing them; a write that changes
+-- them is refused.  The query doc/caio.md gives finds them.
+INSERT INTO hidden_jobs (id) VALUES (5), (6), (7);
+ALTER TABLE hidden_jobs DISABLE TRIGGER caio_claim;
+UPDATE hidden_jobs SET claim_holder = 'planted', claim_expires_at = 'infinity' WHERE id IN (5, 6, 7);
+ALTER TABLE hidden_jobs ENABLE TRIGGER caio_claim;
+SELECT id, claim_holder, claim_expires_at FROM hidden_jobs
+ WHERE claim_token IS NULL AND (claim_holder IS NOT NULL OR claim_expires_at IS NOT NULL) ORDER BY id;
+UPDATE hidden_jobs SET state = 'waiting' WHERE id = 6;
+UPDATE hidden_jobs SET claim_expires_at = '2031-01-01' WHERE id = 6;
+\echo :LAST_ERROR_SQLSTATE
+UPDATE hidden_jobs SET claim_holder = NULL, claim_expires_at = NULL
+ WHERE claim_token IS NULL AND (claim_holder IS NOT NULL OR claim_expires_at IS NOT NULL) AND id = 7;
+SELECT id, claim_holder, claim_token, claim_expires_at
+  FROM caio_claim(NULL::hidden_jobs, 'worker-d', '30 seconds', 10, $$state = 'pending'$$, 'id');
+SELECT id, state, claim_holder, claim_token, claim_expires_at FROM hidden_jobs WHERE id >= 5 ORDER BY id;
+SELECT caio_clock_reset() IS NOT NULL AS reset;
+
 DROP TABLE plain CASCADE;
 DROP TABLE badly_typed, impostor, generated_token, identity_token, released_jobs,
-    nested_jobs, nested_parts, skipping_jobs;
+    nested_jobs, nested_parts, skipping_jobs, hidden_jobs;
 DROP FUNCTION let_everything_through(), skip_even_rows(), claim_one_more();
 DROP OWNED BY regress_caio_worker;
 DROP ROLE regress_caio_worker;
+DROP OWNED BY regress_caio_app;
+DROP ROLE regress_caio_app;

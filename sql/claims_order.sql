@@ -143,7 +143,7 @@ ANALYZE order_jobs;
 SET plan_cache_mode = force_generic_plan;
 EXPLAIN (COSTS OFF)
 SELECT tableoid, ctid FROM ONLY order_jobs WHERE (state = 'pending')
-   AND (claim_expires_at IS NULL OR claim_expires_at <= (caio_now() + '0'::interval))
+   AND (claim_token IS NULL OR claim_expires_at IS NULL OR claim_expires_at <= (caio_now() + '0'::interval))
  ORDER BY priority DESC, run_at, id LIMIT 10 FOR UPDATE SKIP LOCKED;
 RESET plan_cache_mode;
 

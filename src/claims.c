@@ -255,10 +255,71 @@ claim_check_holder_write(Relation rel, const ClaimState *old, const ClaimState *
 }
 
 /*
+ * Whether a write gives a column of a row a value the row did not have: a
+ * non-NULL value, on an INSERT (old is NULL) or where the old row's was NULL
+ * or another one.
+ */
+static bool
+claim_gives_holder(const ClaimState *old, const ClaimState *new)
+{
+	text	   *before;
+	text	   *after;
+
+	if (new->holder_null)
+		return false;
+	if (old == NULL || old->holder_null)
+		return true;
+	before = DatumGetTextPP(old->holder);
+	after = DatumGetTextPP(new->holder);
+	return VARSIZE_ANY_EXHDR(before) != VARSIZE_ANY_EXHDR(after) ||
+		memcmp(VARDATA_ANY(before), VARDATA_ANY(after), VARSIZE_ANY_EXHDR(after)) != 0;
+}
+
+static bool
+claim_gives_expiry(const ClaimState *old, const ClaimState *new)
+{
+	if (new->expires_null)
+		return false;
+	return old == NULL || old->expires_null || old->expires_at != new->expires_at;
+}
+
+/*
+ * A write to a row without a claim token (old is NULL for an INSERT): it
+ * holds nothing, and no write may make it look held, by giving it a
+ * claim_holder or a claim_expires_at.  Only caio_claim claims a row, and
+ * it gives the row its token with them.  (Without this, a role that may
+ * update the claim columns could set an unclaimed row's expiry far ahead;
+ * caio_claim takes a row without a token whatever its expiry, but the row
+ * would look held to anyone reading it.)  A row written so before caio
+ * refused it keeps its values through writes that leave them as they are,
+ * so that such rows do not stop the application's own writes; clearing
+ * them is always allowed.
+ */
+static void
+claim_check_unclaimed_write(Relation rel, const ClaimState *old, const ClaimState *new)
+{
+	bool		holder = claim_gives_holder(old, new);
+	bool		expiry = claim_gives_expiry(old, new);
+
+	if (!holder && !expiry)
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("a claim is granted by caio_claim only"),
+			 errdetail("The write to a row of table \"%s\" set %s, but the row has no claim token: it is not claimed.",
+					   RelationGetRelationName(rel),
+					   holder && expiry ? "claim_holder and claim_expires_at" :
+					   holder ? "claim_holder" : "claim_expires_at"),
+			 errhint("Leave claim_holder and claim_expires_at NULL on a row without a claim token, and claim the row with caio_claim() to hold it."),
+			 errtable(rel)));
+}
+
+/*
  * Once a row has a claim token, every UPDATE must set claim_token to it, and
  * once its claim was released, no UPDATE can name that token any more;
- * nobody but caio_claim may give a row a new token, or hold it again; a row
- * under a live claim cannot be deleted (a DELETE cannot name a token).
+ * nobody but caio_claim may give a row a new token, or hold it again, nor
+ * give a row without a token a holder or an expiry; a row under a live
+ * claim cannot be deleted (a DELETE cannot name a token).
  */
 Datum
 caio_claim_trigger(PG_FUNCTION_ARGS)
@@ -300,6 +361,8 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 	{
 		if (new.token != 0)
 			caio_refuse_stale_claim(rel, new.token, 0, false);
+		claim_check_unclaimed_write(rel, TRIGGER_FIRED_BY_UPDATE(td->tg_event) ? &old : NULL,
+									&new);
 	}
 	else if (sets_token == CAIO_COLUMN_KEPT)
 		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_NOT_SET);
@@ -676,9 +739,15 @@ claim_plans_for(Relation rel, const char *filter, const char *order)
 	 * so that each condition of the filter that costs up to two operators
 	 * comes first.  It costs the rows the filter keeps one addition, when
 	 * they have an expiry.
+	 * A row without a token is unclaimed whatever its expiry: the trigger
+	 * gives such a row no expiry now, but caio before 0.6.0 let any write
+	 * set one.  The test of the token costs the planner nothing (a NULL
+	 * test is no operator), so it moves no condition, and the indexes that
+	 * match the filter and the order match as before.
 	 */
 	pick = claim_prepare(psprintf("SELECT tableoid, ctid FROM %s%s WHERE (\n%s\n)"
-								  " AND (claim_expires_at IS NULL OR claim_expires_at"
+								  " AND (claim_token IS NULL OR claim_expires_at IS NULL"
+								  " OR claim_expires_at"
 								  " OPERATOR(pg_catalog.<=) ($1 OPERATOR(pg_catalog.+)"
 								  " '0'::pg_catalog.interval))"
 								  "%s LIMIT $2 FOR UPDATE SKIP LOCKED",
