@@ -19,7 +19,10 @@
 
 CAIO_MODULE_MAGIC;
 
+/* fmgr.h declares it from PostgreSQL 16 on. */
+#if PG_VERSION_NUM < 160000
 void		_PG_init(void);
+#endif
 
 void
 _PG_init(void)
