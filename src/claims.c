@@ -887,9 +887,9 @@ claim_check_privileges(Oid table, const char *name)
 	char	   *role_sql;
 	const char *missing[CLAIM_NCOLUMNS];
 	int			nmissing = 0;
+	bool		may_select = pg_class_aclcheck(table, role, ACL_SELECT) == ACLCHECK_OK;
 
-	if (pg_class_aclcheck(table, role, ACL_SELECT) == ACLCHECK_OK &&
-		pg_class_aclcheck(table, role, ACL_UPDATE) == ACLCHECK_OK)
+	if (may_select && pg_class_aclcheck(table, role, ACL_UPDATE) == ACLCHECK_OK)
 		return;
 
 	schema = get_namespace_name(get_rel_namespace(table));
@@ -897,7 +897,7 @@ claim_check_privileges(Oid table, const char *name)
 	role_name = GetUserNameFromId(role, false);
 	role_sql = pstrdup(quote_identifier(role_name));
 
-	if (pg_class_aclcheck(table, role, ACL_SELECT) != ACLCHECK_OK)
+	if (!may_select)
 		claim_privilege_refused(table, name,
 								psprintf("caio_claim needs SELECT on the whole table, which role \"%s\" lacks: it reads the rows' system columns ctid and tableoid, which SELECT on some of its columns does not grant.",
 										 role_name),

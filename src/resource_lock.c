@@ -177,8 +177,8 @@ sip_block(uint64 *v, uint64 m)
  * SipHash-2-4 (Aumasson and Bernstein, 2012) under (k0, k1) of a message:
  * the eight bytes of first, little-endian, then len bytes of data.
  */
-uint64
-caio_siphash(uint64 k0, uint64 k1, uint64 first, const unsigned char *data, size_t len)
+static uint64
+lock_siphash(uint64 k0, uint64 k1, uint64 first, const unsigned char *data, size_t len)
 {
 	uint64		v[4] = {k0 ^ UINT64CONST(0x736f6d6570736575),
 		k1 ^ UINT64CONST(0x646f72616e646f6d),
@@ -211,7 +211,7 @@ caio_lock_key(uint64 space, const char *name)
 
 	if (!OidIsValid(secret->table))
 		return hash_bytes_extended((const unsigned char *) name, (int) len, space);
-	return caio_siphash(secret->k0, secret->k1, space,
+	return lock_siphash(secret->k0, secret->k1, space,
 						(const unsigned char *) name, len);
 }
 

@@ -9,8 +9,6 @@
 #include "storage/lockdefs.h"
 
 extern void caio_resource_lock_init(void);
-extern uint64 caio_siphash(uint64 k0, uint64 k1, uint64 first,
-						  const unsigned char *data, size_t len);
 extern uint64 caio_lock_key(uint64 space, const char *name);
 extern uint64 caio_resource_key(const char *resource);
 extern bool caio_resource_trylock(uint64 key);
