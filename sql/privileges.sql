@@ -372,3 +372,13 @@ DROP ROLE regress_caio_app, regress_caio_other, regress_caio_nobody, regress_cai
 -- The secret of the lock keys: one row of 16 bytes, the owner's alone
 -- (refused to the application role above).
 SELECT count(*) AS rows, bool_and(length(key) = 16) AS sixteen_bytes FROM caio_lock_key;
+-- Without its secret caio makes no lock key: a new session is refused
+-- (55000) rather than fall back to a key anyone can compute.  A new secret
+-- put back, it works again.
+DELETE FROM caio_lock_key;
+\c -
+SELECT caio_lease_of('privileges:no-key');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO caio_lock_key (key) VALUES (uuid_send(gen_random_uuid()));
+\c -
+SELECT caio_lease_of('privileges:no-key') IS NULL AS no_lease;
