@@ -12,7 +12,7 @@ OBJS        = src/caio.o src/catalog.o src/args.o src/guard.o src/refusal.o \
               src/clock.o src/lease.o src/resource_lock.o src/fencing.o \
               src/versioned.o src/address.o src/nonce.o src/claims.o \
               src/token.o src/token_flush.o src/shared.o src/stats.o \
-              src/rows.o src/merge.o src/citus.o
+              src/rows.o src/merge.o src/citus.o src/search_path.o
 # The headers in src/ are caio's own, not an API for other extensions: they
 # are not installed.
 

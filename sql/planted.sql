@@ -73,6 +73,9 @@ DROP FUNCTION public.pwn();
 
 -- Installed at 0.1 and updated to today's version with every shadow in
 -- place, caio's views give what they should, and nothing planted ran.
+-- Since 0.7.0 the update is refused while the migration role can create
+-- objects in caio's schema (below); the shadows it planted meanwhile stay.
+REVOKE CREATE ON SCHEMA public FROM regress_caio_mig;
 ALTER EXTENSION caio UPDATE;
 SELECT caio_nonce_reserve(1, '0xde709f2102306220921060314715629080e2fb77') AS nonce;
 SELECT caio_nonce_mark(1, '0xde709f2102306220921060314715629080e2fb77', 0, 'signed',
@@ -134,6 +137,92 @@ SELECT caio_protect('planted_transfers', 'fence_token', 'wallet');
 ALTER EXTENSION caio ADD FUNCTION caio_fence_trigger();
 SELECT caio_protect('planted_transfers', 'fence_token', 'wallet');
 DROP TABLE planted_transfers;
+
+-- Planted overloads (the fourth review).  The README calls caio with
+-- untyped literals, which resolve toward text: a caio_protect(text, text,
+-- text, text) that a role planted in any schema of the caller's
+-- search_path is a better match than caio's, and runs instead, as the
+-- caller.  caio cannot see a call that never reaches it, so it refuses the
+-- set-ups that allow one: its install and update where an untrusted role
+-- can create objects in its schema or planted a function named like its
+-- own there, and its set-up and housekeeping calls (and any call a
+-- superuser makes) while such a role can create objects in caio's schema
+-- or a schema of the search_path.
+CREATE TABLE planted_payments (id int, wallet text, fence_token bigint);
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+GRANT CREATE ON SCHEMA public TO regress_caio_mig;
+CREATE EXTENSION caio;
+\echo :LAST_ERROR_SQLSTATE
+REVOKE CREATE ON SCHEMA public FROM regress_caio_mig;
+GRANT CREATE ON SCHEMA public TO PUBLIC;
+CREATE EXTENSION caio;
+REVOKE CREATE ON SCHEMA public FROM PUBLIC;
+-- A function planted while the role could is still there after the revoke.
+GRANT CREATE ON SCHEMA public TO regress_caio_mig;
+SET ROLE regress_caio_mig;
+CREATE FUNCTION public.caio_protect(tbl text, token_column text, resource_column text, resource_prefix text)
+RETURNS void LANGUAGE plpgsql AS $$
+BEGIN PERFORM public.planted('caio_protect(text, text, text, text)'); END $$;
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_caio_mig;
+CREATE EXTENSION caio;
+\echo :LAST_ERROR_SQLSTATE
+DROP FUNCTION public.caio_protect(text, text, text, text);
+CREATE EXTENSION caio;
+SELECT caio_protect('planted_payments', 'fence_token', 'wallet', 'send:');
+
+-- CREATE granted after the install: the set-up and housekeeping calls
+-- refuse to run, for a superuser as for anyone, and so does any call a
+-- superuser makes; a call qualified with caio's schema too.
+GRANT CREATE ON SCHEMA public TO regress_caio_mig;
+SELECT caio_protect('planted_payments', 'fence_token', 'wallet', 'send:');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_versioned('planted_payments', 'id');
+SELECT caio_claimable('planted_payments');
+SELECT caio_lease_purge('1 day');
+SELECT caio_clock_advance('1 second');
+SELECT token FROM caio_acquire('planted:root', 'root', '1 minute');
+SET search_path = pg_catalog;
+SELECT public.caio_protect('public.planted_payments', 'fence_token', 'wallet', 'send:');
+RESET search_path;
+-- The migration role may run its own set-up: the only other role that can
+-- create in public is the database owner.  An application role's lease
+-- calls are not refused: a capture of them is no escalation to a
+-- superuser, and doc/privileges.md says what to keep to.
+ALTER TABLE planted_payments OWNER TO regress_caio_mig;
+GRANT EXECUTE ON FUNCTION caio_protect(regclass, name, name, text) TO regress_caio_mig;
+GRANT USAGE ON TYPE caio_lease TO regress_caio_app;
+GRANT EXECUTE ON FUNCTION caio_acquire(text, text, interval, interval) TO regress_caio_app;
+SET ROLE regress_caio_mig;
+SELECT caio_protect('planted_payments', 'fence_token', 'wallet', 'send:');
+SET ROLE regress_caio_app;
+SELECT token > 0 AS granted FROM caio_acquire('planted:app', 'app', '1 minute');
+RESET ROLE;
+REVOKE CREATE ON SCHEMA public FROM regress_caio_mig;
+-- Another role's schema on the search_path: its owner can create there.
+CREATE SCHEMA planted_app AUTHORIZATION regress_caio_app;
+SET search_path = planted_app, public;
+SELECT caio_protect('planted_payments', 'fence_token', 'wallet', 'send:');
+RESET search_path;
+DROP SCHEMA planted_app;
+SELECT caio_protect('planted_payments', 'fence_token', 'wallet', 'send:');
+
+-- The update from 0.6.0 is refused as the install is.
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION caio VERSION '0.6.0';
+GRANT CREATE ON SCHEMA public TO regress_caio_mig;
+ALTER EXTENSION caio UPDATE;
+\echo :LAST_ERROR_SQLSTATE
+REVOKE CREATE ON SCHEMA public FROM regress_caio_mig;
+ALTER EXTENSION caio UPDATE;
+SELECT e.extversion = a.default_version AS updated
+  FROM pg_extension e JOIN pg_available_extensions a ON a.name = e.extname WHERE e.extname = 'caio';
+SELECT * FROM planted_ran WHERE what LIKE 'caio%';
+DROP TABLE planted_payments;
 
 -- Leave the database as the suites found it.
 DROP EXTENSION caio CASCADE;

@@ -151,7 +151,11 @@ catalog_load(void)
 
 	if (catalog.schema != old_schema || catalog.lease_state != old_lease_state)
 		catalog.generation++;
-	if (catalog.schema != old_schema)
+	/*
+	 * A load that failed part-way (a relation missing from the extension)
+	 * may have set the schema already: its quoted name is made here too.
+	 */
+	if (catalog.schema != old_schema || catalog.schema_sql == NULL)
 	{
 		char	   *name = get_namespace_name(catalog.schema);
 

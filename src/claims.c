@@ -51,6 +51,7 @@
 #include "refusal.h"
 #include "stats.h"
 #include "token.h"
+#include "search_path.h"
 
 PG_FUNCTION_INFO_V1(caio_claimable);
 PG_FUNCTION_INFO_V1(caio_claim);
@@ -159,8 +160,11 @@ claimable_columns(Relation rel)
 Datum
 caio_claimable(PG_FUNCTION_ARGS)
 {
+	Relation	rel;
+
+	caio_require_trusted_search_path("caio_claimable");
 	/* The strongest lock at once: adding columns would otherwise upgrade it. */
-	Relation	rel = caio_table_open(fcinfo, 0, AccessExclusiveLock);
+	rel = caio_table_open(fcinfo, 0, AccessExclusiveLock);
 
 	claimable_columns(rel);
 	caio_table_install_trigger(rel, CLAIM_TRIGGER_NAME, "caio_claim_trigger", NIL,
@@ -1256,6 +1260,7 @@ caio_claim(PG_FUNCTION_ARGS)
 	ClaimRun	run = {.rel = rel, .outer = claims_running};
 	ClaimPlans *volatile plans;
 
+	caio_require_trusted_search_path_for_superuser("caio_claim");
 	caio_citus_serve_here("claims");
 
 	claim_check_not_nested(rel);

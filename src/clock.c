@@ -21,6 +21,7 @@
 #include "catalog.h"
 #include "clock.h"
 #include "resource_lock.h"
+#include "search_path.h"
 
 PG_FUNCTION_INFO_V1(caio_now);
 PG_FUNCTION_INFO_V1(caio_clock_set);
@@ -134,6 +135,7 @@ caio_clock_set(PG_FUNCTION_ARGS)
 	TimestampTz frozen_at;
 	Datum		values[1];
 
+	caio_require_trusted_search_path("caio_clock_set");
 	caio_arg_required(fcinfo, 0, "frozen_at",
 					  "Call caio_clock_reset() to go back to the server clock.");
 	frozen_at = PG_GETARG_TIMESTAMPTZ(0);
@@ -152,6 +154,7 @@ caio_clock_advance(PG_FUNCTION_ARGS)
 	Interval   *step;
 	Datum		values[2];
 
+	caio_require_trusted_search_path("caio_clock_advance");
 	caio_arg_required(fcinfo, 0, "step", NULL);
 	step = PG_GETARG_INTERVAL_P(0);
 	caio_check_finite(step, "step");
@@ -177,6 +180,7 @@ caio_clock_advance(PG_FUNCTION_ARGS)
 Datum
 caio_clock_reset(PG_FUNCTION_ARGS)
 {
+	caio_require_trusted_search_path("caio_clock_reset");
 	(void) fcinfo;
 	PG_RETURN_TIMESTAMPTZ(clock_write(&reset_plan, NULL));
 }

@@ -41,6 +41,7 @@
 #include "refusal.h"
 #include "resource_lock.h"
 #include "stats.h"
+#include "search_path.h"
 
 PG_FUNCTION_INFO_V1(caio_protect);
 PG_FUNCTION_INFO_V1(caio_use);
@@ -178,6 +179,7 @@ caio_use(PG_FUNCTION_ARGS)
 	CaioLease	lease;
 	CaioLease	newest;
 
+	caio_require_trusted_search_path_for_superuser("caio_use");
 	caio_citus_serve_here("leases");
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
@@ -195,12 +197,14 @@ caio_use(PG_FUNCTION_ARGS)
 Datum
 caio_protect(PG_FUNCTION_ARGS)
 {
-	Relation	rel = caio_table_open(fcinfo, 0, ShareRowExclusiveLock);
+	Relation	rel;
 	AttrNumber	token_att;
 	AttrNumber	resource_att;
 	char	   *prefix;
 	List	   *args;
 
+	caio_require_trusted_search_path("caio_protect");
+	rel = caio_table_open(fcinfo, 0, ShareRowExclusiveLock);
 	token_att = caio_table_column(rel, fcinfo, 1, "token column",
 								  token_types, lengthof(token_types));
 	resource_att = caio_table_column(rel, fcinfo, 2, "resource column",

@@ -33,6 +33,7 @@
 #include "rows.h"
 #include "stats.h"
 #include "token.h"
+#include "search_path.h"
 
 PG_FUNCTION_INFO_V1(caio_acquire);
 PG_FUNCTION_INFO_V1(caio_renew);
@@ -577,6 +578,7 @@ caio_acquire(PG_FUNCTION_ARGS)
 	CaioLease	lease;
 	bool		granted;
 
+	caio_require_trusted_search_path_for_superuser("caio_acquire");
 	caio_citus_serve_here("leases");
 
 	req.resource = caio_arg_name(fcinfo, 0, "resource");
@@ -685,6 +687,7 @@ caio_renew(PG_FUNCTION_ARGS)
 	bool		renewed;
 	uint64		key;
 
+	caio_require_trusted_search_path_for_superuser("caio_renew");
 	caio_citus_serve_here("leases");
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
@@ -725,6 +728,7 @@ caio_release(PG_FUNCTION_ARGS)
 	bool		matched;
 	uint64		key;
 
+	caio_require_trusted_search_path_for_superuser("caio_release");
 	caio_citus_serve_here("leases");
 
 	caio_lease_from_arg(fcinfo, 0, &lease);
@@ -756,6 +760,7 @@ caio_lease_of(PG_FUNCTION_ARGS)
 	CaioLease	lease;
 	bool		live;
 
+	caio_require_trusted_search_path_for_superuser("caio_lease_of");
 	caio_citus_serve_here("leases");
 
 	live = caio_lease_lookup(resource, &lease) &&
@@ -858,6 +863,7 @@ caio_lease_purge(PG_FUNCTION_ARGS)
 	char	   *after = pstrdup("");	/* below every resource: they are not empty */
 	int64		deleted = 0;
 
+	caio_require_trusted_search_path("caio_lease_purge");
 	caio_citus_serve_here("leases");
 
 	caio_arg_required(fcinfo, 0, "older_than", NULL);

@@ -38,6 +38,7 @@
 #include "resource_lock.h"
 #include "rows.h"
 #include "stats.h"
+#include "search_path.h"
 
 PG_FUNCTION_INFO_V1(caio_nonce_reserve);
 PG_FUNCTION_INFO_V1(caio_nonce_release);
@@ -720,6 +721,7 @@ caio_nonce_reserve(PG_FUNCTION_ARGS)
 	int64		next_nonce;
 	int64		nonce;
 
+	caio_require_trusted_search_path_for_superuser("caio_nonce_reserve");
 	caio_citus_serve_here("nonces");
 
 	wallet_from_args(fcinfo, &req.wallet);
@@ -927,6 +929,7 @@ caio_nonce_mark(PG_FUNCTION_ARGS)
 	CaioSpi		spi;
 	Reservation reservation;
 
+	caio_require_trusted_search_path_for_superuser("caio_nonce_mark");
 	caio_citus_serve_here("nonces");
 
 	wallet_from_args(fcinfo, &wallet);
@@ -970,6 +973,7 @@ caio_nonce_release(PG_FUNCTION_ARGS)
 	Reservation reservation;
 	bool		released = false;
 
+	caio_require_trusted_search_path_for_superuser("caio_nonce_release");
 	caio_citus_serve_here("nonces");
 
 	wallet_from_args(fcinfo, &wallet);
@@ -1052,6 +1056,7 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 	int64		nonce;
 	TimestampTz now;
 
+	caio_require_trusted_search_path_for_superuser("caio_nonce_sync");
 	caio_citus_serve_here("nonces");
 
 	wallet_from_args(fcinfo, &wallet);

@@ -25,6 +25,7 @@
 #include "caio.h"
 #include "shared.h"
 #include "stats.h"
+#include "search_path.h"
 
 PG_FUNCTION_INFO_V1(caio_stats);
 PG_FUNCTION_INFO_V1(caio_stats_reset);
@@ -118,6 +119,7 @@ caio_stats(PG_FUNCTION_ARGS)
 Datum
 caio_stats_reset(PG_FUNCTION_ARGS)
 {
+	caio_require_trusted_search_path("caio_stats_reset");
 	stats_require_shared_memory();
 	caio_stats_clear(stats_require_slot());
 	PG_RETURN_VOID();

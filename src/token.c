@@ -56,6 +56,7 @@
 #include "resource_lock.h"
 #include "shared.h"
 #include "token.h"
+#include "search_path.h"
 
 PG_FUNCTION_INFO_V1(caio_start_token_epoch);
 
@@ -422,6 +423,7 @@ caio_start_token_epoch(PG_FUNCTION_ARGS)
 	CaioSpi		spi;
 	int64		epoch;
 
+	caio_require_trusted_search_path("caio_start_token_epoch");
 	caio_citus_serve_here("tokens");
 
 	if (!OidIsValid(epoch_table))

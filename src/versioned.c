@@ -26,6 +26,7 @@
 #include "guard.h"
 #include "refusal.h"
 #include "stats.h"
+#include "search_path.h"
 
 PG_FUNCTION_INFO_V1(caio_versioned);
 PG_FUNCTION_INFO_V1(caio_version_trigger);
@@ -37,8 +38,10 @@ static const Oid version_types[] = {INT8OID, INT4OID, INT2OID};
 Datum
 caio_versioned(PG_FUNCTION_ARGS)
 {
-	Relation	rel = caio_table_open(fcinfo, 0, ShareRowExclusiveLock);
+	Relation	rel;
 
+	caio_require_trusted_search_path("caio_versioned");
+	rel = caio_table_open(fcinfo, 0, ShareRowExclusiveLock);
 	(void) caio_table_column(rel, fcinfo, 1, "version column",
 							 version_types, lengthof(version_types));
 	caio_table_install_trigger(rel, VERSION_TRIGGER_NAME, "caio_version_trigger",
