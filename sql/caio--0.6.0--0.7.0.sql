@@ -73,3 +73,114 @@ BEGIN
     END IF;
 END
 $trusted_schema$;
+
+-- F5: caio_nonce_sync takes the wallet's lease.  A sync settled nonces
+-- reserved under another role's lease and moved the wallet's counter with no
+-- lease at all; now a wallet whose nonces went under a lease is synced under
+-- that lease (or by a superuser).  A new parameter with a default cannot be
+-- added beside the old function (three-argument calls would be ambiguous)
+-- nor through CREATE OR REPLACE, so, as 0.6.0 did for caio_claim, the new
+-- function is made beside the old one, takes over its owner, its grants and
+-- its initial privileges, and the old one is dropped.
+CREATE FUNCTION caio_nonce_sync(chain_id bigint, address text, chain_count bigint,
+                                lease caio_lease DEFAULT NULL)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'caio_nonce_sync'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
+REVOKE ALL ON FUNCTION caio_nonce_sync(bigint, text, bigint, caio_lease) FROM PUBLIC;
+COMMENT ON FUNCTION caio_nonce_sync(bigint, text, bigint, caio_lease) IS
+    'Tells caio the chain''s transaction count for the address: broadcast nonces below it become mined; returns the next nonce reserve hands out. Fenced by the wallet''s lease (LK001, LK003).';
+
+-- Each EXECUTE granted on the old function is granted on the new one by the
+-- same grantor, with the same grant option, as 0.6.0's update did for
+-- caio_claim (see there); a grant that cannot be made is named in a warning.
+DO $sync$
+DECLARE
+    old_fn   CONSTANT pg_catalog.oid := '@extschema@.caio_nonce_sync(pg_catalog.int8, pg_catalog.text, pg_catalog.int8)'::pg_catalog.regprocedure;
+    new_fn   CONSTANT pg_catalog.oid := '@extschema@.caio_nonce_sync(pg_catalog.int8, pg_catalog.text, pg_catalog.int8, @extschema@.caio_lease)'::pg_catalog.regprocedure;
+    owner    pg_catalog.oid;
+    old_acl  pg_catalog.aclitem[];
+    grants   pg_catalog.aclitem[];
+    made     pg_catalog.bool[];
+    progress pg_catalog.bool := true;
+    g        record;
+    missed   pg_catalog.text;
+    holders  pg_catalog.text;
+BEGIN
+    SELECT p.proowner, COALESCE(p.proacl, pg_catalog.acldefault('f', p.proowner))
+      INTO owner, old_acl
+      FROM pg_catalog.pg_proc p WHERE p.oid OPERATOR(pg_catalog.=) old_fn;
+    -- Role names are taken bare (pg_get_userbyid) and quoted once where SQL
+    -- is built (%I, quote_ident); set_config('role', ...) takes a bare name.
+    EXECUTE pg_catalog.format('ALTER FUNCTION %s OWNER TO %I',
+                              new_fn::pg_catalog.regprocedure, pg_catalog.pg_get_userbyid(owner));
+    -- The owner's own EXECUTE comes with the ownership.
+    grants := ARRAY(SELECT pg_catalog.makeaclitem(a.grantee, a.grantor, 'EXECUTE', a.is_grantable)
+                      FROM pg_catalog.aclexplode(old_acl) a
+                     WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE'
+                       AND NOT (a.grantee OPERATOR(pg_catalog.=) owner
+                                AND a.grantor OPERATOR(pg_catalog.=) owner));
+    made := pg_catalog.array_fill(false, ARRAY[pg_catalog.cardinality(grants)]);
+    WHILE progress LOOP
+        progress := false;
+        FOR i IN 1 .. pg_catalog.cardinality(grants) LOOP
+            CONTINUE WHEN made[i];
+            SELECT a.grantor, a.grantee, a.is_grantable INTO g
+              FROM pg_catalog.aclexplode(ARRAY[grants[i]]) a;
+            -- A grantor other than the owner grants once it holds the grant
+            -- option on the new function (granted in an earlier round).
+            CONTINUE WHEN g.grantor OPERATOR(pg_catalog.<>) owner AND NOT EXISTS (
+                SELECT FROM pg_catalog.pg_proc p, pg_catalog.aclexplode(p.proacl) a
+                 WHERE p.oid OPERATOR(pg_catalog.=) new_fn
+                   AND a.grantee OPERATOR(pg_catalog.=) g.grantor AND a.is_grantable);
+            BEGIN
+                IF g.grantor OPERATOR(pg_catalog.<>) owner THEN
+                    PERFORM pg_catalog.set_config('role', pg_catalog.pg_get_userbyid(g.grantor), true);
+                END IF;
+                EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s%s',
+                    new_fn::pg_catalog.regprocedure,
+                    CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                         ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END,
+                    CASE WHEN g.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+                PERFORM pg_catalog.set_config('role', 'none', true);
+                made[i] := true;
+                progress := true;
+            EXCEPTION WHEN OTHERS THEN
+                NULL;           -- named in the warning below
+            END;
+        END LOOP;
+    END LOOP;
+
+    -- The new function's initial privileges are the old one's.
+    DELETE FROM pg_catalog.pg_init_privs
+     WHERE objoid OPERATOR(pg_catalog.=) new_fn
+       AND classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+       AND objsubid OPERATOR(pg_catalog.=) 0;
+    INSERT INTO pg_catalog.pg_init_privs (objoid, classoid, objsubid, privtype, initprivs)
+    SELECT new_fn, i.classoid, i.objsubid, i.privtype, i.initprivs
+      FROM pg_catalog.pg_init_privs i
+     WHERE i.objoid OPERATOR(pg_catalog.=) old_fn
+       AND i.classoid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+       AND i.objsubid OPERATOR(pg_catalog.=) 0;
+
+    SELECT pg_catalog.string_agg(pg_catalog.format('EXECUTE to %s granted by %s',
+               CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC' ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END,
+               a.grantor::pg_catalog.regrole), ', ')
+      INTO missed
+      FROM pg_catalog.generate_subscripts(grants, 1) s(i),
+           pg_catalog.aclexplode(ARRAY[grants[s.i]]) a
+     WHERE NOT made[s.i];
+    IF missed IS NOT NULL THEN
+        SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                                                   ELSE a.grantee::pg_catalog.regrole::pg_catalog.text END, ', ')
+          INTO holders
+          FROM pg_catalog.aclexplode(old_acl) a
+         WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE';
+        RAISE WARNING 'caio_nonce_sync was replaced, and not all of its grants could be made again: %', missed
+            USING DETAIL = pg_catalog.format('These roles had EXECUTE on caio_nonce_sync before the update: %s.', holders),
+                  HINT = 'Grant EXECUTE on caio_nonce_sync(bigint, text, bigint, caio_lease) to the roles that lack it.';
+    END IF;
+END
+$sync$;
+
+DROP FUNCTION caio_nonce_sync(bigint, text, bigint);

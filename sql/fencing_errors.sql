@@ -125,6 +125,36 @@ SELECT caio_versioned('journal', 'version');
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) AS triggers_installed FROM pg_trigger WHERE tgrelid = 'journal'::regclass;
 
+-- A token that caio_use fills in passes the token column's domain, as one
+-- the write names does: refused with the domain's own error (23514), and
+-- nothing stored.
+CREATE DOMAIN small_token AS bigint CONSTRAINT small CHECK (VALUE < 3);
+CREATE TABLE capped (id int, wallet text, tok small_token);
+SELECT caio_protect('capped', 'tok', 'wallet');
+SELECT token AS capped_token FROM caio_acquire('0xcap', 'worker-a', '1 minute') \gset
+INSERT INTO capped VALUES (1, '0xcap', :capped_token);
+\echo :LAST_ERROR_SQLSTATE
+BEGIN;
+SELECT caio_use(caio_lease_of('0xcap')) IS NOT NULL AS used;
+INSERT INTO capped (id, wallet) VALUES (1, '0xcap');
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT count(*) AS stored FROM capped;
+-- A token the domain allows is filled in; the check follows a change of
+-- the domain made after the trigger first filled a token.
+ALTER DOMAIN small_token DROP CONSTRAINT small;
+BEGIN;
+SELECT caio_use(caio_lease_of('0xcap')) IS NOT NULL AS used;
+INSERT INTO capped (id, wallet) VALUES (1, '0xcap');
+SELECT tok = :capped_token AS filled FROM capped;
+ALTER DOMAIN small_token ADD CONSTRAINT small CHECK (VALUE < 3) NOT VALID;
+UPDATE capped SET id = 2;
+\echo :LAST_ERROR_SQLSTATE
+ROLLBACK;
+SELECT caio_release(caio_lease_of('0xcap'));
+DROP TABLE capped;
+DROP DOMAIN small_token;
+
 DROP TABLE guarded, notes, journal, journal_2026;
 DROP OWNED BY regress_caio_stranger;
 DROP ROLE regress_caio_stranger;

@@ -173,4 +173,33 @@ SET caio.nonce_synchronous_commit = off;
 RESET ROLE;
 DROP ROLE regress_caio_nonce_user;
 
+-- The holder of a wallet's lease syncs it under that lease, a role that is
+-- not a superuser too: the count moves up (settling what it proves) and
+-- down again when the chain says so (LESSONS.md: a resync that can only
+-- raise the counter jams the wallet), never below a nonce still in use.
+CREATE ROLE regress_caio_nonce_sender;
+GRANT USAGE ON TYPE caio_lease TO regress_caio_nonce_sender;
+GRANT EXECUTE ON FUNCTION caio_acquire(text, text, interval, interval), caio_lease_of(text),
+                          caio_nonce_reserve(bigint, text, caio_lease),
+                          caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
+                          caio_nonce_sync(bigint, text, bigint, caio_lease)
+  TO regress_caio_nonce_sender;
+\set own_wallet '''0x1c2d3e4f5a6b7c8d9e0f1a2b3c4d5e6f7a8b9c0d'''
+SET ROLE regress_caio_nonce_sender;
+SELECT token > 0 AS acquired FROM caio_acquire('send:own', 'sender', '1 hour');
+SELECT caio_nonce_reserve(8, :own_wallet, caio_lease_of('send:own')) AS nonce
+  FROM generate_series(1, 3);
+SELECT caio_nonce_mark(8, :own_wallet, 0, 'broadcast', NULL, caio_lease_of('send:own'));
+SELECT caio_nonce_mark(8, :own_wallet, 1, 'broadcast', NULL, caio_lease_of('send:own'));
+SELECT caio_nonce_sync(8, :own_wallet, 20, caio_lease_of('send:own')) AS next_nonce;
+SELECT caio_nonce_sync(8, :own_wallet, 1, caio_lease_of('send:own')) AS next_nonce;
+SELECT caio_nonce_mark(8, :own_wallet, 2, 'released', NULL, caio_lease_of('send:own'));
+SELECT caio_nonce_sync(8, :own_wallet, 1, caio_lease_of('send:own')) AS next_nonce;
+SELECT caio_nonce_sync(8, :own_wallet, 2, caio_lease_of('send:own')) AS next_nonce;
+RESET ROLE;
+SELECT nonce, state FROM caio_nonces WHERE chain_id = 8 ORDER BY nonce;
+SELECT chain_count, next_nonce FROM caio_nonce_wallet WHERE chain_id = 8;
+DROP OWNED BY regress_caio_nonce_sender;
+DROP ROLE regress_caio_nonce_sender;
+
 SELECT caio_clock_reset() IS NOT NULL AS reset;

@@ -110,3 +110,67 @@ SELECT caio_nonce_mark(7, :last_wallet, 9007199254740991, 'dropped');
 SELECT caio_nonce_sync(7, :last_wallet, 5) AS next_nonce;
 SELECT caio_nonce_reserve(7, :last_wallet) AS nonce;
 SELECT chain_count, next_nonce FROM caio_nonce_wallet WHERE chain_id = 7;
+
+-- caio_nonce_sync touches only what its caller may touch.  A wallet whose
+-- nonces went under a lease is synced under that lease: without one, another
+-- role's sync is refused (LK003) before it settles anything or moves the
+-- counter, up or down; another role's lease is refused (42501), a lease on
+-- another resource too (22023), and a lease that is no longer current
+-- (LK001).  Nothing was written by any of them.
+-- Tokens from here on are 7501, 7502, ... whatever earlier suites drew.
+SELECT setval('caio_token_seq', 7500);
+CREATE ROLE regress_caio_sender;
+CREATE ROLE regress_caio_intruder;
+GRANT USAGE ON TYPE caio_lease TO regress_caio_sender, regress_caio_intruder;
+GRANT EXECUTE ON FUNCTION caio_acquire(text, text, interval, interval),
+                          caio_lease_of(text),
+                          caio_nonce_reserve(bigint, text, caio_lease),
+                          caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
+                          caio_nonce_sync(bigint, text, bigint, caio_lease)
+  TO regress_caio_sender, regress_caio_intruder;
+\set fenced_wallet '''0x4f9b7e8a2c1d3e5f60718293a4b5c6d7e8f90a1b'''
+SET ROLE regress_caio_sender;
+SELECT token FROM caio_acquire('send:fenced', 'sender', '1 hour');
+SELECT caio_nonce_reserve(5, :fenced_wallet, caio_lease_of('send:fenced')) AS nonce
+  FROM generate_series(1, 2);
+SELECT caio_nonce_mark(5, :fenced_wallet, 0, 'broadcast', '0x' || repeat('a1', 32),
+                       caio_lease_of('send:fenced'));
+SET ROLE regress_caio_intruder;
+-- Settling nonce 0 as mined, or moving the counter far up:
+SELECT caio_nonce_sync(5, :fenced_wallet, 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_nonce_sync(5, :fenced_wallet, 1000000);
+\echo :LAST_ERROR_SQLSTATE
+-- With the sender's lease, or a lease of its own on another resource:
+SELECT caio_nonce_sync(5, :fenced_wallet, 1, caio_lease_of('send:fenced'));
+\echo :LAST_ERROR_SQLSTATE
+SELECT token FROM caio_acquire('send:intruder', 'intruder', '1 hour');
+SELECT caio_nonce_sync(5, :fenced_wallet, 1, caio_lease_of('send:intruder'));
+\echo :LAST_ERROR_SQLSTATE
+-- The sender's own sync settles nonce 0; its lease also covers the count
+-- going down again below the mined nonce, which the intruder cannot do.
+SET ROLE regress_caio_sender;
+SELECT caio_nonce_sync(5, :fenced_wallet, 1, caio_lease_of('send:fenced')) AS next_nonce;
+SET ROLE regress_caio_intruder;
+SELECT caio_nonce_sync(5, :fenced_wallet, 0);
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SELECT nonce, state, holder, token FROM caio_nonces WHERE chain_id = 5 ORDER BY nonce;
+SELECT chain_count, next_nonce FROM caio_nonce_wallet WHERE chain_id = 5;
+-- A lease taken over is refused: the old holder's sync names a token that is
+-- no longer current.
+SELECT caio_lease_of('send:fenced') AS old_lease \gset
+SELECT caio_release(caio_lease_of('send:fenced'));
+SET ROLE regress_caio_sender;
+SELECT token FROM caio_acquire('send:fenced', 'sender', '1 hour');
+SELECT caio_nonce_sync(5, :fenced_wallet, 2, :'old_lease');
+\echo :LAST_ERROR_SQLSTATE
+-- A wallet whose nonces never went under a lease syncs as before; a
+-- superuser (the trusted way) may sync any wallet without a lease.
+SET ROLE regress_caio_intruder;
+SELECT caio_nonce_reserve(6, :fenced_wallet) AS nonce;
+SELECT caio_nonce_sync(6, :fenced_wallet, 3) AS next_nonce;
+RESET ROLE;
+SELECT caio_nonce_sync(5, :fenced_wallet, 1) AS next_nonce;
+DROP OWNED BY regress_caio_sender, regress_caio_intruder;
+DROP ROLE regress_caio_sender, regress_caio_intruder;

@@ -184,3 +184,62 @@ DROP EXTENSION caio CASCADE;
 RESET client_min_messages;
 DROP ROLE "regress_caio_up_Ext-Owner", "regress_caio_up_AppRole", "regress_caio_up_Lead", regress_caio_up_plain;
 CREATE EXTENSION caio;
+
+-- From 0.6.0, caio_nonce_sync takes the wallet's lease (F5), and the update
+-- replaces the function as it replaced caio_claim: the same owner and
+-- grants (a quoted grantee, and a grant made by a role holding the grant
+-- option), the owner's initial privileges alone, the old function gone, and
+-- a leased wallet then refuses another role's sync as a fresh install does.
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+CREATE EXTENSION caio VERSION '0.6.0';
+RESET client_min_messages;
+CREATE ROLE "regress_caio_up_Sender";
+CREATE ROLE regress_caio_up_lead;
+CREATE ROLE regress_caio_up_helper;
+GRANT USAGE ON TYPE caio_lease TO "regress_caio_up_Sender", regress_caio_up_helper;
+GRANT EXECUTE ON FUNCTION caio_acquire(text, text, interval, interval), caio_lease_of(text),
+                          caio_nonce_reserve(bigint, text, caio_lease)
+  TO "regress_caio_up_Sender";
+GRANT EXECUTE ON FUNCTION caio_nonce_sync(bigint, text, bigint) TO "regress_caio_up_Sender";
+GRANT EXECUTE ON FUNCTION caio_nonce_sync(bigint, text, bigint)
+    TO regress_caio_up_lead WITH GRANT OPTION;
+SET ROLE regress_caio_up_lead;
+GRANT EXECUTE ON FUNCTION caio_nonce_sync(bigint, text, bigint) TO regress_caio_up_helper;
+RESET ROLE;
+CREATE FUNCTION pg_temp.sync_grants()
+RETURNS TABLE (function regprocedure, grantee text, grantor text, grantable boolean)
+LANGUAGE sql AS $$
+    SELECT p.oid::regprocedure, a.grantee::regrole::text,
+           CASE WHEN a.grantor = p.proowner THEN '(owner)' ELSE a.grantor::regrole::text END,
+           a.is_grantable
+      FROM pg_proc p, aclexplode(p.proacl) a
+     WHERE p.proname = 'caio_nonce_sync' AND a.grantee <> p.proowner
+     ORDER BY 1::text, 2
+$$;
+SELECT * FROM pg_temp.sync_grants();
+ALTER EXTENSION caio UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'caio';
+SELECT * FROM pg_temp.sync_grants();
+SELECT to_regprocedure('caio_nonce_sync(bigint, text, bigint)') AS old_sync;
+SELECT i.privtype, count(*) FILTER (WHERE a.grantee <> p.proowner) AS initial_grants_beyond_owner
+  FROM pg_init_privs i JOIN pg_proc p ON p.oid = i.objoid, aclexplode(i.initprivs) a
+ WHERE i.classoid = 'pg_proc'::regclass
+   AND i.objoid = 'caio_nonce_sync(bigint, text, bigint, caio_lease)'::regprocedure
+ GROUP BY i.privtype;
+SET ROLE "regress_caio_up_Sender";
+SELECT token > 0 AS acquired FROM caio_acquire('send:up', 'sender', '1 hour');
+SELECT caio_nonce_reserve(9, '0x2b5ad5c4795c026514f8317c7a215e218dccd6cf',
+                          caio_lease_of('send:up')) AS nonce;
+SELECT caio_nonce_sync(9, '0x2b5ad5c4795c026514f8317c7a215e218dccd6cf', 0,
+                       caio_lease_of('send:up')) AS next_nonce;
+SET ROLE regress_caio_up_helper;
+SELECT caio_nonce_sync(9, '0x2b5ad5c4795c026514f8317c7a215e218dccd6cf', 5);
+\echo :LAST_ERROR_SQLSTATE
+RESET ROLE;
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+DROP OWNED BY "regress_caio_up_Sender", regress_caio_up_lead, regress_caio_up_helper;
+DROP ROLE "regress_caio_up_Sender", regress_caio_up_lead, regress_caio_up_helper;
+CREATE EXTENSION caio;

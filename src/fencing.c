@@ -252,6 +252,9 @@ typedef struct FenceLayout
 	bool		resource_byval;
 	int16		resource_len;
 	FmgrInfo	resource_out;
+	Oid			token_domain;	/* the token column's domain, or InvalidOid */
+	MemoryContext domain_cxt;	/* domain_check's cache for token_domain */
+	void	   *domain_extra;
 } FenceLayout;
 
 static HTAB *fence_layouts = NULL;
@@ -270,6 +273,34 @@ fence_layout_invalidate(Datum arg pg_attribute_unused(), Oid relid)
 			layout->valid = false;
 }
 
+/*
+ * The executor checks a column's domain on the values a statement writes,
+ * not on what a BEFORE trigger puts into the row afterwards: a token that
+ * caio_use fills in must pass the token column's domain here, or a domain
+ * the user wrote an INSERT of that token against would not hold.  A plain
+ * bigint column has no domain and costs nothing.  domain_check's cache
+ * lives in a context of the layout's own, kept while the column's type stays
+ * the same (the cache follows changes to the domain's constraints itself)
+ * and deleted with it, which also lets go of the type cache's reference.
+ */
+static void
+fence_layout_domain(FenceLayout *layout, Oid token_type)
+{
+	Oid			domain = token_type == INT8OID ? InvalidOid : token_type;
+
+	if (layout->token_domain == domain)
+		return;
+	if (layout->domain_cxt != NULL)
+		MemoryContextDelete(layout->domain_cxt);
+	layout->domain_cxt = NULL;
+	layout->domain_extra = NULL;
+	layout->token_domain = domain;
+	if (OidIsValid(domain))
+		layout->domain_cxt = AllocSetContextCreate(TopMemoryContext,
+												   "caio fence token domain",
+												   ALLOCSET_SMALL_SIZES);
+}
+
 static void
 fence_layout_load(FenceLayout *layout, Relation rel, const Trigger *trigger)
 {
@@ -280,6 +311,8 @@ fence_layout_load(FenceLayout *layout, Relation rel, const Trigger *trigger)
 	layout->relid = RelationGetRelid(rel);
 	layout->token_att = caio_trigger_column(rel, trigger->tgargs[0], "token column",
 											token_types, lengthof(token_types));
+	fence_layout_domain(layout, TupleDescAttr(RelationGetDescr(rel),
+											  layout->token_att - 1)->atttypid);
 	layout->resource_att = caio_trigger_column(rel, trigger->tgargs[1],
 											   "resource column", resource_types,
 											   lengthof(resource_types));
@@ -292,7 +325,7 @@ fence_layout_load(FenceLayout *layout, Relation rel, const Trigger *trigger)
 	layout->valid = true;
 }
 
-static const FenceLayout *
+static FenceLayout *
 fence_layout(Relation rel, const Trigger *trigger)
 {
 	FenceLayout *layout;
@@ -306,6 +339,12 @@ fence_layout(Relation rel, const Trigger *trigger)
 									HASH_ELEM | HASH_BLOBS);
 	}
 	layout = hash_search(fence_layouts, &trigger->tgoid, HASH_ENTER, &found);
+	if (!found)
+	{
+		layout->token_domain = InvalidOid;
+		layout->domain_cxt = NULL;
+		layout->domain_extra = NULL;
+	}
 	if (!found || layout->relid != RelationGetRelid(rel))
 		layout->valid = false;
 	if (!layout->valid)
@@ -320,7 +359,7 @@ typedef struct FenceSpec
 	TupleDesc	desc;
 	const char *token_column;
 	const char *prefix;
-	const FenceLayout *layout;
+	FenceLayout *layout;		/* mutable: domain_check fills its cache */
 } FenceSpec;
 
 static void
@@ -473,13 +512,18 @@ fence_check(const FenceSpec *spec, const char *resource, const FenceNamed *names
 	return token;
 }
 
-/* Write the token that caio_use named into the row. */
+/* Write the token that caio_use named into the row, through its domain. */
 static HeapTuple
 fence_fill_token(const FenceSpec *spec, HeapTuple row, int64 token)
 {
-	int			column = spec->layout->token_att;
+	FenceLayout *layout = spec->layout;
+	int			column = layout->token_att;
 	Datum		value = Int64GetDatum(token);
 	bool		isnull = false;
+
+	if (OidIsValid(layout->token_domain))
+		domain_check(value, false, layout->token_domain, &layout->domain_extra,
+					 layout->domain_cxt);
 
 	return heap_modify_tuple_by_cols(row, spec->desc, 1, &column, &value, &isnull);
 }

@@ -227,6 +227,24 @@ static CaioPlan fill_holes_plan = CAIO_PLAN(
 	"                       AND r.address OPERATOR(pg_catalog.=) $2"
 	"                       AND r.nonce OPERATOR(pg_catalog.=) n)", fill_holes_args);
 
+/*
+ * The lowest reservation of the wallet, made under a lease and not yet
+ * dropped or released, that a sync under lease $3 with token $4 may not
+ * touch: any such without a lease; with one, one made on another resource or
+ * under a newer token.
+ */
+static const Oid sync_fenced_args[] = {INT8OID, TEXTOID, TEXTOID, INT8OID};
+static CaioPlan sync_fenced_plan = CAIO_PLAN(
+	"SELECT state, resource, token, nonce FROM @extschema@.caio_nonce_reservation"
+	" WHERE chain_id OPERATOR(pg_catalog.=) $1"
+	"   AND address OPERATOR(pg_catalog.=) $2"
+	"   AND resource IS NOT NULL"
+	"   AND state OPERATOR(pg_catalog.<>) 'released'"
+	"   AND state OPERATOR(pg_catalog.<>) 'dropped'"
+	"   AND ($3 IS NULL OR resource OPERATOR(pg_catalog.<>) $3"
+	"        OR token OPERATOR(pg_catalog.>) $4)"
+	" ORDER BY nonce LIMIT 1", sync_fenced_args);
+
 static const Oid wallet_sync_args[] = {INT8OID, TEXTOID, INT8OID, INT8OID, TIMESTAMPTZOID};
 static CaioPlan wallet_sync_plan = CAIO_PLAN(
 	"UPDATE @extschema@.caio_nonce_wallet"
@@ -769,22 +787,30 @@ typedef struct Reservation
 	int64		token;
 } Reservation;
 
-/* Lock and read a reservation; false when the wallet has no such nonce. */
-static bool
-reservation_lock(const Wallet *wallet, int64 nonce, Reservation *reservation)
+/* The state, resource and token of the statement's first row. */
+static void
+reservation_from_spi(Reservation *reservation)
 {
-	Datum		arg = Int64GetDatum(nonce);
 	bool		isnull;
 	char	   *state;
 
-	if (wallet_run(&reservation_lock_plan, wallet, 1, &arg, NULL, false) == 0)
-		return false;
 	state = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
 	reservation->state = state_from_name(state);
 	reservation->resource = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2);
 	reservation->token = DatumGetInt64(caio_spi_value(0, 3, &isnull));
 	if (isnull)
 		reservation->token = 0;
+}
+
+/* Lock and read a reservation; false when the wallet has no such nonce. */
+static bool
+reservation_lock(const Wallet *wallet, int64 nonce, Reservation *reservation)
+{
+	Datum		arg = Int64GetDatum(nonce);
+
+	if (wallet_run(&reservation_lock_plan, wallet, 1, &arg, NULL, false) == 0)
+		return false;
+	reservation_from_spi(reservation);
 	return true;
 }
 
@@ -1037,6 +1063,42 @@ sync_write(const Wallet *wallet, int64 count, int64 next_nonce, TimestampTz now)
 	wallet_run(&wallet_sync_plan, wallet, lengthof(args), args, NULL, false);
 }
 
+/*
+ * A sync settles broadcast nonces and moves the count and the counter, up or
+ * down, which changes what every reservation of the wallet may still become
+ * (released below the count, dropped above it) and which nonces the wallet's
+ * next reservations get.  So a wallet whose nonces went under a lease is the
+ * lease's: while any of those reservations is not yet dropped or released, a
+ * sync must name a current lease on their resource (the caller's, checked
+ * before), with a token no older than any of theirs, the fence of
+ * caio_nonce_mark.  Without a lease only a superuser (trusted) may sync such
+ * a wallet; one whose nonces never went under a lease syncs as before.
+ */
+static void
+sync_check_fence(const Wallet *wallet, const CaioLease *lease, bool trusted)
+{
+	Datum		args[2] = {0};
+	char		nulls[2] = "nn";
+	Reservation reservation;
+	bool		isnull;
+	int64		nonce;
+
+	if (lease == NULL && trusted)
+		return;
+	if (lease)
+	{
+		args[0] = CStringGetTextDatum(lease->resource);
+		args[1] = Int64GetDatum(lease->token);
+		nulls[0] = nulls[1] = ' ';
+	}
+	if (wallet_run(&sync_fenced_plan, wallet, lengthof(args), args, nulls, true) == 0)
+		return;
+	reservation_from_spi(&reservation);
+	nonce = DatumGetInt64(caio_spi_value(0, 4, &isnull));
+	mark_check_fence(wallet, nonce, &reservation, lease, "sync");
+	elog(ERROR, "caio: the sync's fence let through nonce " INT64_FORMAT, nonce);
+}
+
 /* How many holes a sync down may open; more means a bad reading. */
 #define SYNC_MAX_HOLES	1000000
 
@@ -1055,15 +1117,26 @@ caio_nonce_sync(PG_FUNCTION_ARGS)
 	int64		next_nonce;
 	int64		nonce;
 	TimestampTz now;
+	CaioLease	lease;
+	CaioLease	newest;
+	/* The 0.6.0 function, before the update, passes no lease argument. */
+	bool		under_lease = PG_NARGS() > 3 && !PG_ARGISNULL(3);
+	bool		trusted = superuser();
 
 	caio_require_trusted_search_path_for_superuser("caio_nonce_sync");
 	caio_citus_serve_here("nonces");
 
 	wallet_from_args(fcinfo, &wallet);
 	count = arg_count(fcinfo, 2, "chain_count", COUNT_MAX);
+	if (under_lease)
+	{
+		caio_lease_from_arg(fcinfo, 3, &lease);
+		caio_lease_require_current(&lease, &newest);
+	}
 
 	caio_spi_begin(&spi);
 	wallet_lock(&wallet, true);
+	sync_check_fence(&wallet, under_lease ? &lease : NULL, trusted);
 	wallet_read(&wallet, &old_count, &next_nonce);
 	now = caio_clock_now(NULL);
 

@@ -293,6 +293,13 @@ caio_refuse_stale_nonce(const CaioRefusedNonce *nonce, int64 named)
 void
 caio_refuse_missing_nonce_lease(const CaioRefusedNonce *nonce)
 {
+	/* A sync has no 'released' to offer, but has a trusted way round. */
+	const char *hint = strcmp(nonce->action, "sync") == 0
+		? psprintf("Pass the current lease on \"%s\" to caio_nonce_sync(); without a lease, only a superuser can sync this wallet.",
+				   nonce->resource)
+		: psprintf("Pass the current lease on \"%s\" to caio_nonce_mark(), with state 'released' to release the nonce.",
+				   nonce->resource);
+
 	REFUSE(ERRCODE_CAIO_FENCING_MISSING, NULL, nonce->resource, "token", NULL,
 		   TOKEN_OR_NONE(nonce->token),
 		   errmsg("missing fencing token for nonce %lld of wallet %s on chain %lld",
@@ -300,8 +307,7 @@ caio_refuse_missing_nonce_lease(const CaioRefusedNonce *nonce)
 				  (long long) nonce->chain_id),
 		   errdetail("The nonce is fenced by token %lld of a lease on resource \"%s\"; the %s named no lease.",
 					 (long long) nonce->token, nonce->resource, nonce->action),
-		   errhint("Pass the current lease on \"%s\" to caio_nonce_mark(), with state 'released' to release the nonce.",
-				   nonce->resource));
+		   errhint("%s", hint));
 }
 
 /* ----------------------------------------------------------------
