@@ -53,12 +53,15 @@ export async function markNonce(client: Queryable, chainId: Int8, address: strin
 
 /** Tells caio the chain's transaction count for the address (read from a
  * node, `eth_getTransactionCount(address, "latest")`): the next nonce that
- * reserveNonce() hands out. */
+ * reserveNonce() hands out.  A wallet whose nonces went under a lease is
+ * synced under that lease (the current one on the same resource); without
+ * one, only a superuser may sync it (caio 0.7.0). */
 export async function syncNonce(client: Queryable, chainId: Int8, address: string,
-  chainCount: Int8): Promise<bigint> {
+  chainCount: Int8, lease?: LeaseRef | null): Promise<bigint> {
+  const [arg, values] = optionalLease(4, lease);
   const rows = await run(client,
-    'SELECT caio_nonce_sync($1::bigint, $2::text, $3::bigint)::text AS next',
-    [bigintParam('chainId', chainId), address, bigintParam('chainCount', chainCount)]);
+    `SELECT caio_nonce_sync($1::bigint, $2::text, $3::bigint, ${arg})::text AS next`,
+    [bigintParam('chainId', chainId), address, bigintParam('chainCount', chainCount), ...values]);
   return BigInt(rows[0].next);
 }
 

@@ -51,7 +51,7 @@ test('nonces: reserve in a transaction (a rollback gives it back), mark, sync, r
   await markNonce(pool, 1, ADDRESS, nonce, 'broadcast', { txHash: '0x' + 'ab'.repeat(32), lease });
   assert.equal(await value(pool, 'SELECT state || \' \' || tx_hash FROM caio_nonces WHERE nonce = 0'),
     'broadcast 0x' + 'ab'.repeat(32));
-  assert.equal(await syncNonce(pool, 1, ADDRESS, 1), 1n);
+  assert.equal(await syncNonce(pool, 1, ADDRESS, 1, lease), 1n, "synced under the wallet's lease");
   assert.equal(await value(pool, 'SELECT state FROM caio_nonces WHERE nonce = 0'), 'mined');
   // Without a lease: reserve, hand back, and the next reservation reuses it.
   const other = '0x' + '1'.repeat(40);

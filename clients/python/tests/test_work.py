@@ -38,7 +38,7 @@ class Nonces(DatabaseTest):
             caio.mark_nonce(conn, 1, ADDRESS, 0, "signed", lease=lease)
             caio.mark_nonce(conn, 1, ADDRESS, 0, "broadcast", "0x" + "5f" * 32, lease)
             caio.mark_nonce(conn, 1, ADDRESS, 1, "released", lease=lease)
-            self.assertEqual(caio.sync_nonce(conn, 1, ADDRESS, 1), 1)
+            self.assertEqual(caio.sync_nonce(conn, 1, ADDRESS, 1, lease), 1)  # under the lease
             self.assertEqual(self.value("SELECT state FROM caio_nonces WHERE nonce = 0"), "mined")
         # Without a lease.
         self.assertEqual(caio.reserve_nonce(conn, 5, ADDRESS), 0)

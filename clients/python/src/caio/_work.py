@@ -42,10 +42,16 @@ def mark_nonce(conn: "psycopg.Connection[Any]", chain_id: int, address: str, non
               (chain_id, address, nonce, state, tx_hash, *params))
 
 
-def sync_nonce(conn: "psycopg.Connection[Any]", chain_id: int, address: str, chain_count: int) -> int:
+def sync_nonce(conn: "psycopg.Connection[Any]", chain_id: int, address: str, chain_count: int,
+               lease: Optional[LeaseLike] = None) -> int:
     """Tells caio the chain's transaction count for the address
-    (``caio_nonce_sync``); returns the next nonce reserve hands out."""
-    row = fetch_one(conn, "SELECT caio_nonce_sync(%s, %s, %s)", (chain_id, address, chain_count))
+    (``caio_nonce_sync``); returns the next nonce reserve hands out.  A
+    wallet whose nonces went under a lease is synced under that lease (the
+    current one on the same resource); without one, only a superuser may
+    sync it (caio 0.7.0)."""
+    argument, params = _lease_argument(lease)
+    row = fetch_one(conn, f"SELECT caio_nonce_sync(%s, %s, %s, {argument})",
+                    (chain_id, address, chain_count, *params))
     return int(row[0])
 
 
