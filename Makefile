@@ -31,7 +31,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors lease_purge fencing fencing_errors versioned nonce nonce_errors nonce_dropped \
-               claims claims_errors claims_order merge altered_tables stats bad_input versions \
+               claims claims_errors claims_order merge first_statement altered_tables stats bad_input versions \
                privileges reinstall tokens upgrade planted own_tables
 REGRESS_OPTS = --load-extension=caio
 
