@@ -42,7 +42,7 @@ ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover cl
                  fence_paused_holder fence_holds_takeover fence_behind_takeover versioned_race \
                  nonce_two_reservers nonce_reserve_release nonce_stale_mark nonce_dropped_run \
                  claims_disjoint claims_ordered claim_takeover claim_renew claim_release_stale claim_locked_table \
-                 lease_pin release_not_queued lock_key_collision acquire_prepared lease_purge renew_twice
+                 lease_pin release_not_queued lock_key_collision lock_key_rotation acquire_prepared lease_purge renew_twice
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
 
