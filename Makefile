@@ -31,7 +31,7 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # Regression suites: sql/<name>.sql against expected/<name>.out (the PGXS
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors lease_purge fencing fencing_errors versioned nonce nonce_errors nonce_dropped \
-               claims claims_errors claims_order merge altered_tables stats bad_input versions \
+               claims claims_errors claims_order merge first_statement altered_tables stats bad_input versions \
                privileges reinstall tokens upgrade planted own_tables
 REGRESS_OPTS = --load-extension=caio
 
@@ -42,7 +42,7 @@ ISOLATION      = acquire_race acquire_nonblocking acquire_wait renew_takeover cl
                  fence_paused_holder fence_holds_takeover fence_behind_takeover versioned_race \
                  nonce_two_reservers nonce_reserve_release nonce_stale_mark nonce_dropped_run \
                  claims_disjoint claims_ordered claim_takeover claim_renew claim_release_stale claim_locked_table \
-                 lease_pin release_not_queued lock_key_collision acquire_prepared lease_purge renew_twice
+                 lease_pin release_not_queued lock_key_collision lock_key_rotation acquire_prepared lease_purge renew_twice
 ISOLATION_OPTS = --inputdir=test/isolation --use-existing
 REGRESS_PREP   = isolation-db
 

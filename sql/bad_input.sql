@@ -357,7 +357,7 @@ CALL add_calls(ARRAY[$$caio_claim(NULL::bad_jobs, 'worker-a', '1 minute', 1, NUL
 -- Trigger functions run only as the triggers caio installs.
 ------------------------------------------------------------------------------
 INSERT INTO calls (call) VALUES
-    ($$caio_fence_trigger()$$), ($$caio_version_trigger()$$), ($$caio_claim_trigger()$$);
+    ($$caio_fence_trigger()$$), ($$caio_version_trigger()$$), ($$caio_claim_trigger()$$), ($$caio_lock_key_trigger()$$);
 
 ------------------------------------------------------------------------------
 -- The sweep, in one transaction, so that we can also see that no call left

@@ -141,6 +141,16 @@ CREATE TABLE caio_lock_key (
     key        bytea   NOT NULL CHECK (pg_catalog.length(key) OPERATOR(pg_catalog.=) 16)
 );
 INSERT INTO caio_lock_key (key) VALUES (pg_catalog.uuid_send(pg_catalog.gen_random_uuid()));
+-- Rotating the secret must not split the keys between sessions: before any
+-- change, the trigger waits for every transaction that made a lock key with
+-- the old secret (each holds this table's lock until it ends), and makes
+-- every session read the secret again at its next transaction.
+CREATE FUNCTION caio_lock_key_trigger() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'caio_lock_key_trigger'
+    LANGUAGE C;
+CREATE TRIGGER caio_lock_key_rotation
+    BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON caio_lock_key
+    FOR EACH STATEMENT EXECUTE FUNCTION caio_lock_key_trigger();
 
 -- The database-wide test clock: no row means caio reads the server clock.
 CREATE TABLE caio_clock (
@@ -518,6 +528,7 @@ REVOKE ALL ON FUNCTION
     caio_claim(anyelement, text, interval, int, text, text),
     caio_claim_trigger(),
     caio_guard_inheritance(),
+    caio_lock_key_trigger(),
     caio_stats(),
     caio_stats_reset()
   FROM PUBLIC;
@@ -556,6 +567,8 @@ COMMENT ON FUNCTION caio_fence_trigger() IS
     'The trigger function of caio_protect; runs only as the trigger caio installs.';
 COMMENT ON FUNCTION caio_version_trigger() IS
     'The trigger function of caio_versioned; runs only as the trigger caio installs.';
+COMMENT ON FUNCTION caio_lock_key_trigger() IS
+    'The trigger on caio_lock_key: a rotation of the lock key secret waits for the transactions that use it, and every session reads the new one.';
 COMMENT ON FUNCTION caio_nonce_reserve(bigint, text, caio_lease) IS
     'Hands out the wallet''s lowest free nonce inside the caller''s transaction (a rollback gives it back), fenced by the wallet''s lease when one is given.';
 COMMENT ON FUNCTION caio_nonce_release(bigint, text, bigint) IS

@@ -159,7 +159,9 @@ MERGE INTO merge_accounts a USING (VALUES (1)) s(id) ON a.id = s.id
 SELECT * FROM merge_accounts;
 
 -- A MERGE sent as the first statement of a session that never loaded caio
--- (its first row loads it, after the statement started): seen in the portal.
+-- (its first row loads it, after the statement started): caio sees it in the
+-- portal, but not which action runs, and refuses it (first_statement has
+-- more).
 \c
 SET timezone = 'UTC';
 MERGE INTO merge_transfers t USING (VALUES (1, 'fresh-session')) s(id, st) ON t.id = s.id

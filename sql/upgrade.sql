@@ -243,3 +243,39 @@ RESET client_min_messages;
 DROP OWNED BY "regress_caio_up_Sender", regress_caio_up_lead, regress_caio_up_helper;
 DROP ROLE "regress_caio_up_Sender", regress_caio_up_lead, regress_caio_up_helper;
 CREATE EXTENSION caio;
+
+-- 0.6.0 to 0.7.0, F3 (issue 33): the update adds the trigger that makes a
+-- rotation of caio_lock_key wait for the transactions using the old secret
+-- and every session read the new one, as a fresh install has it (the
+-- object comparison above also compares the function).
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION caio VERSION '0.6.0';
+SELECT count(*) AS lock_key_triggers FROM pg_trigger WHERE tgrelid = 'caio_lock_key'::regclass;
+ALTER EXTENSION caio UPDATE TO '0.7.0';
+CREATE TEMP TABLE updated_lock_key_triggers AS
+SELECT tgname, tgfoid::regprocedure::text AS function, tgtype, tgenabled
+  FROM pg_trigger WHERE tgrelid = 'caio_lock_key'::regclass;
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION caio;
+SELECT * FROM updated_lock_key_triggers;
+SELECT count(*) AS same_as_fresh FROM updated_lock_key_triggers u
+  JOIN pg_trigger t ON t.tgrelid = 'caio_lock_key'::regclass AND t.tgname = u.tgname
+   AND t.tgfoid::regprocedure::text = u.function AND t.tgtype = u.tgtype AND t.tgenabled = u.tgenabled;
+-- A session whose library is older than the schema (after an ALTER
+-- EXTENSION caio UPDATE to a newer version than this session loaded) is
+-- refused (55000) rather than make keys as the old version did.  Simulated
+-- in a transaction that rolls back: the schema's version set past this
+-- library's, and caio's catalog looked up again (a write to caio_lock_key
+-- invalidates it, as an update that changes the lock keys must).  An older
+-- schema under this library is supported (above, and planted).
+SELECT caio_lease_of('upgrade:version') IS NULL AS works;
+BEGIN;
+UPDATE pg_extension SET extversion = '9.9.9' WHERE extname = 'caio';
+UPDATE caio_lock_key SET key = key;
+SELECT caio_lease_of('upgrade:version');
+ROLLBACK;
+SELECT caio_lease_of('upgrade:version') IS NULL AS works_again;

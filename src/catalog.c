@@ -107,6 +107,47 @@ caio_relation(const char *name)
 	return relid;
 }
 
+/*
+ * Whether version a is newer than b: dotted numbers, compared number by
+ * number, a missing one counting as 0 ("0.4.0" is "0.4").
+ */
+static bool
+version_newer(const char *a, const char *b)
+{
+	while (*a != '\0' || *b != '\0')
+	{
+		char	   *end;
+		long		x = strtol(a, &end, 10);
+		long		y;
+
+		a = *end == '.' ? end + 1 : end;
+		y = strtol(b, &end, 10);
+		b = *end == '.' ? end + 1 : end;
+		if (x != y)
+			return x > y;
+	}
+	return false;
+}
+
+/*
+ * A session keeps the library it loaded.  After ALTER EXTENSION caio UPDATE
+ * to a version newer than that library, the session would go on making lock
+ * keys and checks as the old version did, beside sessions of the new one:
+ * it is refused until it reconnects.  An older schema under a newer library
+ * is supported (each version reads what the schemas before it left).
+ */
+static void
+catalog_check_version(const char *schema_version)
+{
+	if (version_newer(schema_version, CAIO_VERSION))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("caio's library is older than its schema in this database"),
+				 errdetail("This session loaded caio's library %s, but the extension is at version %s, updated since: the two would not agree with the sessions of the new version.",
+						   CAIO_VERSION, schema_version),
+				 errhint("Reconnect: a new session loads the installed library.")));
+}
+
 static void
 catalog_load(void)
 {
@@ -117,6 +158,9 @@ catalog_load(void)
 	Form_pg_extension ext;
 	Oid			old_schema = catalog.schema;
 	Oid			old_lease_state = catalog.lease_state;
+	Datum		version;
+	bool		isnull;
+	char	   *schema_version;
 
 	rel = table_open(ExtensionRelationId, AccessShareLock);
 	ScanKeyInit(&key, Anum_pg_extension_extname, BTEqualStrategyNumber,
@@ -132,8 +176,12 @@ catalog_load(void)
 	catalog.extension = ext->oid;
 	catalog.schema = ext->extnamespace;
 	catalog.owner = ext->extowner;
+	version = heap_getattr(tuple, Anum_pg_extension_extversion,
+						   RelationGetDescr(rel), &isnull);
+	schema_version = isnull ? "" : TextDatumGetCString(version);
 	systable_endscan(scan);
 	table_close(rel, AccessShareLock);
+	catalog_check_version(schema_version);
 
 	catalog.lease_state = caio_relation("caio_lease_state");
 	catalog.lease_state_pkey = caio_relation("caio_lease_state_pkey");

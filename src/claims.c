@@ -372,6 +372,8 @@ caio_claim_trigger(PG_FUNCTION_ARGS)
 		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_NOT_SET);
 	else if (sets_token == CAIO_COLUMN_UNKNOWN && new.token == old.token)
 		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_MERGE_UNKNOWN);
+	else if (sets_token == CAIO_COLUMN_UNSEEN && new.token == old.token)
+		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_UNSEEN);
 	else if (new.token == 0)
 		caio_refuse_missing_claim(rel, old.token, CAIO_CLAIM_SET_NULL);
 	else if (new.token != old.token)

@@ -450,11 +450,14 @@ typedef struct FenceNamed
  * UPDATE, the value if it sets the column (caio_update_sets); a DELETE,
  * nothing.  A MERGE action that caio cannot tell apart from its siblings
  * names the value only if it changed the row's token, which an action that
- * leaves the column alone cannot do; one that kept it names nothing.
+ * leaves the column alone cannot do; one that kept it names nothing.  So
+ * does an UPDATE that caio could not see (it started before caio loaded).
  */
 static void
 fence_named(const TriggerData *td, const FenceSpec *spec, FenceNamed *names)
 {
+	CaioColumnWrite sets;
+
 	memset(names, 0, sizeof(*names));
 	names->missing = CAIO_TOKEN_NOT_SET;
 	if (TRIGGER_FIRED_BY_DELETE(td->tg_event))
@@ -469,7 +472,8 @@ fence_named(const TriggerData *td, const FenceSpec *spec, FenceNamed *names)
 		return;
 
 	names->has_row_token = fence_token_of(spec, td->tg_trigtuple, &names->row_token);
-	switch (caio_update_sets(td, spec->layout->token_att))
+	sets = caio_update_sets(td, spec->layout->token_att);
+	switch (sets)
 	{
 		case CAIO_COLUMN_SET:
 			break;
@@ -477,11 +481,13 @@ fence_named(const TriggerData *td, const FenceSpec *spec, FenceNamed *names)
 			names->named = false;
 			break;
 		case CAIO_COLUMN_UNKNOWN:
+		case CAIO_COLUMN_UNSEEN:
 			if (names->named == names->has_row_token &&
 				(!names->named || names->token == names->row_token))
 			{
 				names->named = false;
-				names->missing = CAIO_TOKEN_MERGE_UNKNOWN;
+				names->missing = sets == CAIO_COLUMN_UNSEEN
+					? CAIO_TOKEN_UNSEEN : CAIO_TOKEN_MERGE_UNKNOWN;
 			}
 			break;
 	}

@@ -14,13 +14,18 @@
  * sets the column, or none does, or some do.
  *
  * A statement that started before this backend loaded caio (its first write
- * to a caio table loads it) passed no hook: then only the portal's own
- * statements can be seen, a MERGE sent by the client among them.
+ * to a caio table loads it) passed no hook.  In the transaction that loaded
+ * caio, a trigger that fires outside every hooked statement may fire in such
+ * a statement, which caio cannot see into: the write is taken as what the
+ * portal's own statement shows only when the trigger provably fires in it,
+ * and as unseen otherwise (EXPLAIN ANALYZE, a function that runs a MERGE).
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "commands/trigger.h"
 #include "executor/executor.h"
+#include "miscadmin.h"
 #include "nodes/nodeFuncs.h"
 #include "nodes/plannodes.h"
 #include "parser/parsetree.h"
@@ -41,6 +46,12 @@ typedef struct RunningStatement
 } RunningStatement;
 
 static RunningStatement *running = NULL;
+
+/*
+ * Whether this transaction loaded caio while it ran: statements that started
+ * before the load, which no hook saw, may still be running.
+ */
+static bool loaded_in_this_transaction = false;
 
 static ExecutorRun_hook_type prev_ExecutorRun = NULL;
 static ExecutorFinish_hook_type prev_ExecutorFinish = NULL;
@@ -86,9 +97,22 @@ merge_ExecutorFinish(QueryDesc *queryDesc)
 	PG_END_TRY();
 }
 
+static void
+merge_xact_callback(XactEvent event, void *arg pg_attribute_unused())
+{
+	if (event == XACT_EVENT_COMMIT || event == XACT_EVENT_ABORT ||
+		event == XACT_EVENT_PREPARE || event == XACT_EVENT_PARALLEL_COMMIT ||
+		event == XACT_EVENT_PARALLEL_ABORT)
+		loaded_in_this_transaction = false;
+}
+
 void
 caio_merge_init(void)
 {
+	/* A preloaded library, or one loaded between transactions, saw them all. */
+	loaded_in_this_transaction = !process_shared_preload_libraries_in_progress &&
+		IsTransactionState();
+	RegisterXactCallback(merge_xact_callback, NULL);
 	prev_ExecutorRun = ExecutorRun_hook;
 	ExecutorRun_hook = merge_ExecutorRun;
 	prev_ExecutorFinish = ExecutorFinish_hook;
@@ -218,7 +242,11 @@ merge_state_verdict(ModifyTableState *merge, const RelationData *rel, int attnum
  * ----------------------------------------------------------------
  */
 
-/* A ModifyTable plan that runs a MERGE on rel, and its actions there. */
+/*
+ * Whether plan is a ModifyTable that runs a MERGE; if it runs it on rel, the
+ * verdict of its actions there.  A MERGE on another table (rel's partitioned
+ * parent among them) leaves the verdict unknown.
+ */
 static bool
 merge_plan_verdict(const PlannedStmt *stmt, const Plan *plan, Oid relid,
 				   int attnum, CaioColumnWrite *verdict)
@@ -229,6 +257,7 @@ merge_plan_verdict(const PlannedStmt *stmt, const Plan *plan, Oid relid,
 
 	if (plan == NULL || !IsA(plan, ModifyTable) || modify->operation != CMD_MERGE)
 		return false;
+	*verdict = CAIO_COLUMN_UNKNOWN;
 	forboth(rti, modify->resultRelations, actions, modify->mergeActionLists)
 	{
 		ActionsSet	count = {0};
@@ -237,39 +266,58 @@ merge_plan_verdict(const PlannedStmt *stmt, const Plan *plan, Oid relid,
 			continue;
 		actions_count(lfirst(actions), attnum, &count);
 		*verdict = actions_verdict(&count);
-		return true;
+		break;
 	}
-	return false;
+	return true;
 }
 
 /*
- * The portal's statements: what the client sent.  A MERGE on rel there is
- * taken as the statement that fires (a statement inside a function it calls
- * cannot be seen).
+ * Whether the trigger that runs fires in the portal's own statement, not in
+ * one that a function, a trigger or EXPLAIN runs inside it.  A row trigger
+ * runs in its executor's per-tuple context, a child of the executor's query
+ * context, which the portal's statement makes in the portal's context (a
+ * statement run through SPI, in SPI's; EXPLAIN's, in a context of its own).
+ * Called from the trigger, in the context it was called in.
  */
 static bool
-portal_verdict(Relation rel, int attnum, CaioColumnWrite *verdict)
+fires_in_portal_statement(void)
 {
-	ListCell   *lc;
+	MemoryContext query = MemoryContextGetParent(CurrentMemoryContext);
 
-	if (ActivePortal == NULL)
-		return false;
-	foreach(lc, ActivePortal->stmts)
-	{
-		PlannedStmt *stmt = lfirst_node(PlannedStmt, lc);
-		ListCell   *sub;
+	return query != NULL &&
+		MemoryContextGetParent(query) == ActivePortal->portalContext;
+}
 
-		if (stmt->commandType == CMD_UTILITY)
-			continue;
-		if (merge_plan_verdict(stmt, stmt->planTree, RelationGetRelid(rel),
-							   attnum, verdict))
-			return true;
-		foreach(sub, stmt->subplans)
-			if (merge_plan_verdict(stmt, lfirst(sub), RelationGetRelid(rel),
-								   attnum, verdict))
-				return true;
-	}
-	return false;
+/*
+ * The write whose row fires the trigger, in the transaction that loaded caio
+ * and outside every statement the hooks saw.  It is established only as the
+ * portal's one statement, when the trigger fires in it: a plain UPDATE or an
+ * INSERT ... ON CONFLICT DO UPDATE (whose tg_updatedcols are exact), or its
+ * one MERGE on rel, whose UPDATE actions all set the column or all keep it.
+ * Anything else, a MERGE whose actions differ among them, is unseen.
+ */
+static CaioColumnWrite
+load_statement_verdict(Relation rel, int attnum)
+{
+	PlannedStmt *stmt;
+	CaioColumnWrite verdict = CAIO_COLUMN_SET;
+	int			merges = 0;
+	ListCell   *sub;
+
+	if (ActivePortal == NULL || list_length(ActivePortal->stmts) != 1 ||
+		!fires_in_portal_statement())
+		return CAIO_COLUMN_UNSEEN;
+	stmt = linitial_node(PlannedStmt, ActivePortal->stmts);
+	if (stmt->commandType == CMD_UTILITY)
+		return CAIO_COLUMN_UNSEEN;
+	merges += merge_plan_verdict(stmt, stmt->planTree, RelationGetRelid(rel),
+								 attnum, &verdict);
+	foreach(sub, stmt->subplans)
+		merges += merge_plan_verdict(stmt, lfirst(sub), RelationGetRelid(rel),
+									 attnum, &verdict);
+	if (merges > 1 || verdict == CAIO_COLUMN_UNKNOWN)
+		return CAIO_COLUMN_UNSEEN;
+	return verdict;
 }
 
 /*
@@ -287,10 +335,8 @@ caio_update_sets(const TriggerData *td, int attnum)
 		return CAIO_COLUMN_KEPT;
 	/* The trigger fires in the innermost statement that runs. */
 	if (running == NULL)
-	{
-		(void) portal_verdict(td->tg_relation, attnum, &verdict);
-		return verdict;
-	}
+		return loaded_in_this_transaction
+			? load_statement_verdict(td->tg_relation, attnum) : CAIO_COLUMN_SET;
 	foreach(lc, statement_merges(running))
 		if (merge_state_verdict(lfirst(lc), td->tg_relation, attnum, &verdict))
 			break;

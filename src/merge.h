@@ -12,10 +12,14 @@ typedef enum CaioColumnWrite
 {
 	CAIO_COLUMN_KEPT,			/* it does not set the column */
 	CAIO_COLUMN_SET,			/* it sets it */
-	CAIO_COLUMN_UNKNOWN			/* a MERGE action, of a MERGE whose UPDATE
+	CAIO_COLUMN_UNKNOWN,		/* a MERGE action, of a MERGE whose UPDATE
 								 * actions differ on the column, and
 								 * PostgreSQL (before 17) does not say which
 								 * action runs */
+	CAIO_COLUMN_UNSEEN			/* of a statement that started before the
+								 * backend loaded caio, and that caio cannot
+								 * establish (EXPLAIN ANALYZE, a function's
+								 * statement, a MERGE) */
 } CaioColumnWrite;
 
 extern void caio_merge_init(void);

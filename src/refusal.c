@@ -28,6 +28,15 @@ static const char *const claim_hint =
 "Name the token your claim returned; if the row's token is newer, the claim was taken over: stop working on the row.";
 static const char *const claim_missing_hint =
 "Set claim_token to the token your claim returned.";
+/*
+ * The write was in a statement that started before the session loaded caio
+ * and that caio cannot see into (EXPLAIN ANALYZE, a function's statement, a
+ * MERGE): run again, it is seen.
+ */
+static const char *const unseen_because =
+"The write is an UPDATE in a statement that started before this session loaded caio (EXPLAIN, a statement run by a function, or a MERGE whose actions caio cannot tell apart), and it kept the row's %s; caio cannot tell whether the UPDATE set it, so it takes it as naming none";
+static const char *const unseen_hint =
+"Retry the statement (caio is loaded now and sees it)%s; preloading caio (shared_preload_libraries or session_preload_libraries) avoids this.";
 static const char *const version_hint =
 "Re-read the row and retry the update with its new version.";
 
@@ -146,6 +155,10 @@ missing_token_why(const char *token_column, CaioTokenMissing why,
 								token_column);
 			*hint = psprintf("Set \"%s\" in every UPDATE action of the MERGE or in none, or call caio_use(lease) first.",
 							 token_column);
+			return;
+		case CAIO_TOKEN_UNSEEN:
+			*because = psprintf("%s,", psprintf(unseen_because, "token"));
+			*hint = psprintf(unseen_hint, ", or call caio_use(lease) first");
 			return;
 		case CAIO_TOKEN_NOT_SET:
 			break;
@@ -266,6 +279,11 @@ caio_refuse_missing_claim(Relation rel, int64 current, CaioClaimMissing why)
 		REFUSE_MISSING_CLAIM(errdetail("The row is claimed under token %lld; the write is an UPDATE action of a MERGE whose UPDATE actions do not all set claim_token, and this PostgreSQL does not tell a trigger which action runs, so caio takes it as naming no claim token.",
 									   (long long) current),
 							 errhint("Set claim_token in every UPDATE action of the MERGE, or in none."));
+	if (why == CAIO_CLAIM_UNSEEN)
+		REFUSE_MISSING_CLAIM(errdetail("The row is claimed under token %lld. %s.",
+									   (long long) current,
+									   psprintf(unseen_because, "claim_token")),
+							 errhint(unseen_hint, ""));
 	REFUSE_MISSING_CLAIM(errdetail("The row is claimed under token %lld; the write did not set claim_token.",
 								   (long long) current),
 						 errhint("%s", claim_missing_hint));

@@ -17,7 +17,8 @@ typedef enum CaioTokenMissing
 {
 	CAIO_TOKEN_NOT_SET,			/* an INSERT or UPDATE that set no token */
 	CAIO_TOKEN_DELETE,			/* a DELETE, or a move to another partition */
-	CAIO_TOKEN_MERGE_UNKNOWN	/* a MERGE action that may have set none */
+	CAIO_TOKEN_MERGE_UNKNOWN,	/* a MERGE action that may have set none */
+	CAIO_TOKEN_UNSEEN			/* an UPDATE in a statement caio did not see */
 } CaioTokenMissing;
 
 /* LK003: a write that named no claim token, and why. */
@@ -26,7 +27,8 @@ typedef enum CaioClaimMissing
 	CAIO_CLAIM_DELETE,			/* a DELETE of a claimed row */
 	CAIO_CLAIM_NOT_SET,			/* an UPDATE that did not set claim_token */
 	CAIO_CLAIM_SET_NULL,		/* an UPDATE that set it to NULL */
-	CAIO_CLAIM_MERGE_UNKNOWN	/* a MERGE action that may have set none */
+	CAIO_CLAIM_MERGE_UNKNOWN,	/* a MERGE action that may have set none */
+	CAIO_CLAIM_UNSEEN			/* an UPDATE in a statement caio did not see */
 } CaioClaimMissing;
 
 /* The nonce a mark was refused for. */

@@ -32,11 +32,15 @@
 #include "postgres.h"
 
 #include "access/xact.h"
+#include "commands/trigger.h"
 #include "common/hashfn.h"
 #include "miscadmin.h"
 #include "storage/latch.h"
 #include "storage/lock.h"
+#include "storage/lmgr.h"
 #include "storage/proc.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
@@ -80,6 +84,15 @@ set_tag(LOCKTAG *tag, uint64 key, uint16 kind)
  * and no takeover could be granted.  A schema from before 0.6.0 has no
  * secret until ALTER EXTENSION caio UPDATE; its keys stay the unkeyed hash
  * that every session uses with that schema.
+ *
+ * Every session must use the same secret, also while it is rotated.  A
+ * transaction that makes a key holds caio_lock_key in AccessShareLock until
+ * it ends, and the table's trigger (caio_lock_key_trigger) takes it in
+ * AccessExclusiveLock before any change: so a rotation waits for every
+ * transaction that holds a lock under the old secret, and holds back new
+ * ones until it commits.  Its relcache invalidation then reaches each
+ * session before that session's next key (taking the table's lock anew in a
+ * transaction accepts invalidations), and the session reads the secret again.
  */
 typedef struct LockSecret
 {
@@ -96,6 +109,35 @@ static CaioPlan lock_secret_read = CAIO_PLAN_NO_ARGS(
 
 #define CAIO_LOCK_SECRET_LEN 16
 
+/* How to make a new secret; safe while caio is in use (see above). */
+#define CAIO_LOCK_KEY_ROTATION \
+	"As the extension owner, in one transaction: DELETE FROM caio_lock_key; INSERT INTO caio_lock_key (key) VALUES (uuid_send(gen_random_uuid())); it waits for the transactions that use caio's locks, and every session uses the new key from its next transaction."
+
+PG_FUNCTION_INFO_V1(caio_lock_key_trigger);
+
+/*
+ * The statement trigger on caio_lock_key: before the secret changes, wait
+ * for every transaction that made a lock key with it, and tell every session
+ * to read it again.
+ */
+Datum
+caio_lock_key_trigger(PG_FUNCTION_ARGS)
+{
+	TriggerData *td = (TriggerData *) fcinfo->context;
+	Oid			relid;
+
+	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) ||
+		RelationGetRelid(td->tg_relation) != caio_catalog()->lock_key)
+		ereport(ERROR,
+				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
+				 errmsg("%s() runs only as caio's statement trigger on caio_lock_key",
+						get_func_name(fcinfo->flinfo->fn_oid))));
+	relid = RelationGetRelid(td->tg_relation);
+	LockRelationOid(relid, AccessExclusiveLock);
+	CacheInvalidateRelcacheByRelid(relid);
+	return PointerGetDatum(NULL);
+}
+
 static uint64
 bytes_le64(const unsigned char *p)
 {
@@ -106,7 +148,19 @@ bytes_le64(const unsigned char *p)
 	return v;
 }
 
-/* Read once per session, and again after the extension changed. */
+/* A rotation of the secret (or any change of its table) drops the cached one. */
+static void
+lock_secret_invalidate(Datum arg pg_attribute_unused(), Oid relid)
+{
+	if (relid == InvalidOid || relid == lock_secret.table)
+		lock_secret.loaded = false;
+}
+
+/*
+ * Read once per session, and again after a rotation or after the extension
+ * changed.  The table's lock, held to the end of the transaction, keeps a
+ * rotation from committing while this transaction uses the secret.
+ */
 static const LockSecret *
 lock_secret_get(void)
 {
@@ -115,6 +169,11 @@ lock_secret_get(void)
 	bool		isnull = true;
 	bytea	   *key = NULL;
 
+	if (OidIsValid(cat->lock_key))
+	{
+		LockRelationOid(cat->lock_key, AccessShareLock);
+		cat = caio_catalog();
+	}
 	if (lock_secret.loaded && lock_secret.table == cat->lock_key)
 		return &lock_secret;
 	lock_secret.loaded = false;
@@ -133,7 +192,7 @@ lock_secret_get(void)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("caio's lock key is missing or damaged"),
 					 errdetail("caio_lock_key must hold one row of 16 random bytes, from which caio derives the keys of its resource locks."),
-					 errhint("As the extension owner, when no caio call is running: DELETE FROM caio_lock_key; INSERT INTO caio_lock_key (key) VALUES (uuid_send(gen_random_uuid()));")));
+					 errhint("%s", CAIO_LOCK_KEY_ROTATION)));
 		lock_secret.k0 = bytes_le64((const unsigned char *) VARDATA_ANY(key));
 		lock_secret.k1 = bytes_le64((const unsigned char *) VARDATA_ANY(key) + 8);
 		caio_spi_end(&spi);
@@ -459,4 +518,5 @@ caio_resource_lock_init(void)
 	wake_context = AllocSetContextCreate(TopMemoryContext, "caio wake-ups",
 										 ALLOCSET_SMALL_SIZES);
 	RegisterResourceReleaseCallback(caio_release_callback, NULL);
+	CacheRegisterRelcacheCallback(lock_secret_invalidate, (Datum) 0);
 }
