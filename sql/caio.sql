@@ -373,12 +373,16 @@ CREATE FUNCTION caio_claim_trigger() RETURNS trigger
 -- caio_claimable and caio_versioned refuse a table that has children, and
 -- this event trigger refuses a table made or altered into a child of one
 -- that caio guards.  (Partitions are not such children: they get the
--- partitioned table's triggers.)
+-- partitioned table's triggers.)  It also refuses a trigger that runs
+-- caio's trigger functions with a WHEN clause or a column list (UPDATE OF):
+-- such a trigger would let some writes through unchecked, and one with
+-- UPDATE OF never fires for them.
 CREATE FUNCTION caio_guard_inheritance() RETURNS event_trigger
     AS 'MODULE_PATHNAME', 'caio_guard_inheritance'
     LANGUAGE C;
 CREATE EVENT TRIGGER caio_guard_inheritance ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE')
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE',
+                 'CREATE TRIGGER')
     EXECUTE FUNCTION caio_guard_inheritance();
 
 ------------------------------------------------------------------------------
@@ -506,7 +510,7 @@ COMMENT ON FUNCTION caio_claim(anyelement, text, interval, int, text, text) IS
 COMMENT ON FUNCTION caio_claim_trigger() IS
     'The trigger function of caio_claimable; runs only as the trigger caio installs.';
 COMMENT ON FUNCTION caio_guard_inheritance() IS
-    'The event trigger that refuses a table made or altered into an inheritance child of a table caio guards.';
+    'The event trigger that refuses a table made or altered into an inheritance child of a table caio guards, and a trigger of caio''s trigger functions with a WHEN clause or a column list.';
 COMMENT ON FUNCTION caio_stats() IS
     'The current database''s counters (with caio in shared_preload_libraries); the view caio_stats reads it.';
 COMMENT ON FUNCTION caio_stats_reset() IS
