@@ -14,7 +14,6 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/dependency.h"
-#include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_extension.h"
