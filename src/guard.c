@@ -545,8 +545,6 @@ caio_guard_inheritance(PG_FUNCTION_ARGS)
 	int			guc_level;
 	List	   *classes = NIL;
 	List	   *objects = NIL;
-	ListCell   *lc_class;
-	ListCell   *lc_object;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -567,12 +565,14 @@ caio_guard_inheritance(PG_FUNCTION_ARGS)
 	caio_search_path_restore(guc_level);
 	SPI_finish();
 
-	forboth(lc_class, classes, lc_object, objects)
+	for (int i = 0; i < list_length(objects); i++)
 	{
-		if (lfirst_oid(lc_class) == TriggerRelationId)
-			refuse_partial_guard_trigger(lfirst_oid(lc_object));
-		else if (get_rel_relkind(lfirst_oid(lc_object)) != '\0')
-			refuse_guarded_ancestor(lfirst_oid(lc_object));
+		Oid			object = list_nth_oid(objects, i);
+
+		if (list_nth_oid(classes, i) == TriggerRelationId)
+			refuse_partial_guard_trigger(object);
+		else if (get_rel_relkind(object) != '\0')
+			refuse_guarded_ancestor(object);
 	}
 	PG_RETURN_NULL();
 }
