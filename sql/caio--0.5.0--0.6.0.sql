@@ -2,6 +2,61 @@
 
 \echo Use "ALTER EXTENSION caio UPDATE TO '0.6.0'" to load this file. \quit
 
+-- Every name this update takes in caio's schema, checked first: a relation,
+-- type or function there under one of them that is not caio's (made by
+-- anyone with CREATE in the schema) is named, all in one error, before
+-- anything changes.  (Added in 0.7.0: a table planted as caio_lock_key used to stop this
+-- update with "relation already exists", and with it the lock-key fix.)
+DO $clash$
+DECLARE
+    -- Tables, sequences, views and indexes (also the row types of the first).
+    relations CONSTANT pg_catalog.text[] := ARRAY['caio_lock_key', 'caio_lock_key_pkey'];
+    types CONSTANT pg_catalog.text[] := '{}';
+    -- Each function as its name and pg_catalog.oidvectortypes(proargtypes).
+    functions CONSTANT pg_catalog.text[] := ARRAY['caio_claim(anyelement, text, interval, integer, text, text)'];
+    schema CONSTANT pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace;
+    caio CONSTANT pg_catalog.oid := (SELECT e.oid FROM pg_catalog.pg_extension e
+                                      WHERE e.extname OPERATOR(pg_catalog.=) 'caio');
+    taken pg_catalog.text;
+BEGIN
+    SELECT pg_catalog.string_agg(o.what, ', ' ORDER BY o.what) INTO taken FROM (
+        SELECT pg_catalog.format('%s %I.%I',
+                   CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table'
+                                  WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view'
+                                  WHEN 'S' THEN 'sequence' WHEN 'c' THEN 'type'
+                                  WHEN 'f' THEN 'foreign table' ELSE 'index' END,
+                   n.nspname, c.relname) AS what, 'pg_catalog.pg_class'::pg_catalog.regclass AS classid, c.oid
+          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+         WHERE c.relnamespace OPERATOR(pg_catalog.=) schema
+           AND c.relname OPERATOR(pg_catalog.=) ANY (relations OPERATOR(pg_catalog.||) types)
+        UNION ALL
+        SELECT pg_catalog.format('type %I.%I', n.nspname, t.typname), 'pg_catalog.pg_type'::pg_catalog.regclass, t.oid
+          FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+         WHERE t.typnamespace OPERATOR(pg_catalog.=) schema AND t.typrelid OPERATOR(pg_catalog.=) 0
+           AND t.typname OPERATOR(pg_catalog.=) ANY (relations OPERATOR(pg_catalog.||) types)
+        UNION ALL
+        SELECT pg_catalog.format('function %I.%I(%s)', n.nspname, p.proname,
+                                 pg_catalog.oidvectortypes(p.proargtypes)),
+               'pg_catalog.pg_proc'::pg_catalog.regclass, p.oid
+          FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+         WHERE p.pronamespace OPERATOR(pg_catalog.=) schema
+           AND (p.proname::pg_catalog.text OPERATOR(pg_catalog.||) '('
+                OPERATOR(pg_catalog.||) pg_catalog.oidvectortypes(p.proargtypes)
+                OPERATOR(pg_catalog.||) ')') OPERATOR(pg_catalog.=) ANY (functions)) o
+     WHERE NOT EXISTS (
+           SELECT FROM pg_catalog.pg_depend d
+            WHERE d.classid OPERATOR(pg_catalog.=) o.classid AND d.objid OPERATOR(pg_catalog.=) o.oid
+              AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+              AND d.refobjid OPERATOR(pg_catalog.=) caio AND d.deptype OPERATOR(pg_catalog.=) 'e');
+    IF taken IS NOT NULL THEN
+        RAISE EXCEPTION 'caio cannot be updated to 0.6.0: names it needs are taken'
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = pg_catalog.format('Objects that are not caio''s are in the way: %s.', taken),
+                  HINT = 'Drop or rename them, then run ALTER EXTENSION caio UPDATE again.';
+    END IF;
+END
+$clash$;
+
 -- Every session's lock keys must agree, and this update changes how they
 -- are made (caio_lock_key, at the end).  So it first waits for the
 -- transactions that are using caio's leases and wallets, and holds back new
@@ -172,7 +227,9 @@ ALTER TABLE @extschema@.caio_lease_state SET (fillfactor = 30);
 -- resource and wallet locks are SipHash-2-4 keys, no longer a hash that
 -- anyone can compute.  The update took the tables' locks first (above).
 CREATE TABLE @extschema@.caio_lock_key (
-    singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    key        bytea   NOT NULL CHECK (pg_catalog.length(key) OPERATOR(pg_catalog.=) 16)
+    singleton  boolean DEFAULT true CONSTRAINT caio_lock_key_pkey PRIMARY KEY
+                       CONSTRAINT caio_lock_key_singleton_check CHECK (singleton),
+    key        bytea   NOT NULL
+                       CONSTRAINT caio_lock_key_key_check CHECK (pg_catalog.length(key) OPERATOR(pg_catalog.=) 16)
 );
 INSERT INTO @extschema@.caio_lock_key (key) VALUES (pg_catalog.uuid_send(pg_catalog.gen_random_uuid()));

@@ -6,6 +6,72 @@
 
 \echo Use "CREATE EXTENSION caio" to load this file. \quit
 
+-- Every name this script takes in caio's schema, checked first: a relation,
+-- type or function already there under one of them (made by anyone with
+-- CREATE in the schema) is named, all in one error, before anything is
+-- made.  Without the check the install would fail at the first clash, or,
+-- for an index a constraint makes, quietly pick another name.  Keep the
+-- lists in step with the script.
+DO $clash$
+DECLARE
+    -- Tables, sequences, views and indexes (also the row types of the first).
+    relations CONSTANT pg_catalog.text[] := ARRAY[
+        'caio_token_seq', 'caio_token_epoch',
+        'caio_lease_state', 'caio_lease_state_pkey', 'caio_lock_key', 'caio_lock_key_pkey',
+        'caio_clock', 'caio_clock_pkey', 'caio_nonce_wallet', 'caio_nonce_wallet_pkey',
+        'caio_nonce_reservation', 'caio_nonce_reservation_pkey', 'caio_nonce_released',
+        'caio_leases', 'caio_nonces', 'caio_nonce_attempts', 'caio_nonce_holes', 'caio_stats'];
+    types CONSTANT pg_catalog.text[] := ARRAY['caio_lease'];
+    -- Each function as its name and pg_catalog.oidvectortypes(proargtypes).
+    functions CONSTANT pg_catalog.text[] := ARRAY[
+        'caio_now()', 'caio_clock_set(timestamp with time zone)', 'caio_clock_advance(interval)',
+        'caio_clock_reset()', 'caio_start_token_epoch()',
+        'caio_acquire(text, text, interval, interval)', 'caio_renew(caio_lease, interval)',
+        'caio_release(caio_lease)', 'caio_lease_of(text)', 'caio_lease_purge(interval)',
+        'caio_protect(regclass, name, name, text)', 'caio_use(caio_lease)',
+        'caio_versioned(regclass, name)', 'caio_fence_trigger()', 'caio_version_trigger()',
+        'caio_nonce_reserve(bigint, text, caio_lease)', 'caio_nonce_release(bigint, text, bigint)',
+        'caio_nonce_sync(bigint, text, bigint, caio_lease)',
+        'caio_nonce_mark(bigint, text, bigint, text, text, caio_lease)',
+        'caio_address_checksum(text)', 'caio_claimable(regclass)',
+        'caio_claim(anyelement, text, interval, integer, text, text)', 'caio_claim_trigger()',
+        'caio_guard_inheritance()', 'caio_stats()', 'caio_stats_reset()',
+        'caio_lock_key_trigger()'];
+    schema CONSTANT pg_catalog.oid := '@extschema@'::pg_catalog.regnamespace;
+    taken pg_catalog.text;
+BEGIN
+    SELECT pg_catalog.string_agg(o.what, ', ' ORDER BY o.what) INTO taken FROM (
+        SELECT pg_catalog.format('%s %I.%I',
+                   CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table'
+                                  WHEN 'v' THEN 'view' WHEN 'm' THEN 'materialized view'
+                                  WHEN 'S' THEN 'sequence' WHEN 'c' THEN 'type'
+                                  WHEN 'f' THEN 'foreign table' ELSE 'index' END,
+                   n.nspname, c.relname) AS what
+          FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) c.relnamespace
+         WHERE c.relnamespace OPERATOR(pg_catalog.=) schema
+           AND c.relname OPERATOR(pg_catalog.=) ANY (relations OPERATOR(pg_catalog.||) types)
+        UNION ALL
+        SELECT pg_catalog.format('type %I.%I', n.nspname, t.typname)
+          FROM pg_catalog.pg_type t JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) t.typnamespace
+         WHERE t.typnamespace OPERATOR(pg_catalog.=) schema AND t.typrelid OPERATOR(pg_catalog.=) 0
+           AND t.typname OPERATOR(pg_catalog.=) ANY (relations OPERATOR(pg_catalog.||) types)
+        UNION ALL
+        SELECT pg_catalog.format('function %I.%I(%s)', n.nspname, p.proname,
+                                 pg_catalog.oidvectortypes(p.proargtypes))
+          FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+         WHERE p.pronamespace OPERATOR(pg_catalog.=) schema
+           AND (p.proname::pg_catalog.text OPERATOR(pg_catalog.||) '('
+                OPERATOR(pg_catalog.||) pg_catalog.oidvectortypes(p.proargtypes)
+                OPERATOR(pg_catalog.||) ')') OPERATOR(pg_catalog.=) ANY (functions)) o;
+    IF taken IS NOT NULL THEN
+        RAISE EXCEPTION 'caio cannot be installed: names it needs are taken'
+            USING ERRCODE = 'duplicate_object',
+                  DETAIL = pg_catalog.format('Objects that are not caio''s are in the way: %s.', taken),
+                  HINT = 'Drop or rename them, or install caio in another schema, then run CREATE EXTENSION caio again.';
+    END IF;
+END
+$clash$;
+
 -- caio's schema must be one that no untrusted role can create objects in:
 -- a role that can would plant functions that capture calls to caio made
 -- with untyped arguments (caio_protect('transfers', ...) resolves toward
@@ -90,8 +156,11 @@ CREATE SEQUENCE caio_token_seq AS bigint MINVALUE 1 START 1 CACHE 1 NO CYCLE;
 CREATE TABLE caio_token_epoch (
     system_identifier  numeric(20) NOT NULL,
     database_oid       oid         NOT NULL,
-    timeline_id        bigint      NOT NULL CHECK (timeline_id OPERATOR(pg_catalog.>) 0),
-    epoch              bigint      NOT NULL CHECK (epoch OPERATOR(pg_catalog.>=) 0 AND epoch OPERATOR(pg_catalog.<=) 65535),
+    timeline_id        bigint      NOT NULL
+        CONSTRAINT caio_token_epoch_timeline_id_check CHECK (timeline_id OPERATOR(pg_catalog.>) 0),
+    epoch              bigint      NOT NULL
+        CONSTRAINT caio_token_epoch_epoch_check
+        CHECK (epoch OPERATOR(pg_catalog.>=) 0 AND epoch OPERATOR(pg_catalog.<=) 65535),
     recorded_at        timestamptz NOT NULL
 );
 -- This database as the lineage, in epoch 0.  The checkpoint's timeline may
@@ -112,7 +181,7 @@ SELECT s.system_identifier, d.oid, c.timeline_id, 0, pg_catalog.clock_timestamp(
 -- code writes its rows, with resource and holder of 1 to 255 bytes and
 -- tokens above 0.
 CREATE TABLE caio_lease_state (
-    resource     text        COLLATE "C" PRIMARY KEY,
+    resource     text        COLLATE "C" CONSTRAINT caio_lease_state_pkey PRIMARY KEY,
     holder       text        NOT NULL,
     holder_role  regrole     NOT NULL,
     token        bigint      NOT NULL,
@@ -137,8 +206,10 @@ CREATE TABLE caio_lease_state (
 -- compute, a role could find a resource name whose lock is another role's
 -- resource's, and hold it.
 CREATE TABLE caio_lock_key (
-    singleton  boolean PRIMARY KEY DEFAULT true CHECK (singleton),
-    key        bytea   NOT NULL CHECK (pg_catalog.length(key) OPERATOR(pg_catalog.=) 16)
+    singleton  boolean DEFAULT true CONSTRAINT caio_lock_key_pkey PRIMARY KEY
+                       CONSTRAINT caio_lock_key_singleton_check CHECK (singleton),
+    key        bytea   NOT NULL
+                       CONSTRAINT caio_lock_key_key_check CHECK (pg_catalog.length(key) OPERATOR(pg_catalog.=) 16)
 );
 INSERT INTO caio_lock_key (key) VALUES (pg_catalog.uuid_send(pg_catalog.gen_random_uuid()));
 -- Rotating the secret must not split the keys between sessions: before any
@@ -154,8 +225,10 @@ CREATE TRIGGER caio_lock_key_rotation
 
 -- The database-wide test clock: no row means caio reads the server clock.
 CREATE TABLE caio_clock (
-    singleton  boolean     PRIMARY KEY DEFAULT true CHECK (singleton),
+    singleton  boolean     DEFAULT true CONSTRAINT caio_clock_pkey PRIMARY KEY
+                           CONSTRAINT caio_clock_singleton_check CHECK (singleton),
     frozen_at  timestamptz NOT NULL
+                           CONSTRAINT caio_clock_frozen_at_check
                            CHECK (frozen_at OPERATOR(pg_catalog.>) '-infinity' AND frozen_at OPERATOR(pg_catalog.<) 'infinity')
 );
 
@@ -176,7 +249,7 @@ CREATE TABLE caio_nonce_wallet (
     chain_count  bigint      NOT NULL DEFAULT 0,
     next_nonce   bigint      NOT NULL DEFAULT 0,
     synced_at    timestamptz,
-    PRIMARY KEY (chain_id, address)
+    CONSTRAINT caio_nonce_wallet_pkey PRIMARY KEY (chain_id, address)
 ) WITH (fillfactor = 25);
 
 -- One row per nonce handed out, with its state and the lease it went under.
@@ -192,7 +265,7 @@ CREATE TABLE caio_nonce_reservation (
     tx_hashes    text[],     -- every attempt (replacements) on this nonce
     reserved_at  timestamptz NOT NULL,
     updated_at   timestamptz NOT NULL,
-    PRIMARY KEY (chain_id, address, nonce)
+    CONSTRAINT caio_nonce_reservation_pkey PRIMARY KEY (chain_id, address, nonce)
 ) WITH (fillfactor = 80);
 
 -- ANALYZE samples 300 rows per unit of statistics target (30,000 at the
@@ -450,12 +523,16 @@ CREATE FUNCTION caio_claim_trigger() RETURNS trigger
 -- caio_claimable and caio_versioned refuse a table that has children, and
 -- this event trigger refuses a table made or altered into a child of one
 -- that caio guards.  (Partitions are not such children: they get the
--- partitioned table's triggers.)
+-- partitioned table's triggers.)  It also refuses a trigger that runs
+-- caio's trigger functions with a WHEN clause or a column list (UPDATE OF):
+-- such a trigger would let some writes through unchecked, and one with
+-- UPDATE OF never fires for them.
 CREATE FUNCTION caio_guard_inheritance() RETURNS event_trigger
     AS 'MODULE_PATHNAME', 'caio_guard_inheritance'
     LANGUAGE C;
 CREATE EVENT TRIGGER caio_guard_inheritance ON ddl_command_end
-    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE')
+    WHEN TAG IN ('CREATE TABLE', 'ALTER TABLE', 'CREATE FOREIGN TABLE', 'ALTER FOREIGN TABLE',
+                 'CREATE TRIGGER')
     EXECUTE FUNCTION caio_guard_inheritance();
 
 ------------------------------------------------------------------------------
@@ -586,7 +663,7 @@ COMMENT ON FUNCTION caio_claim(anyelement, text, interval, int, text, text) IS
 COMMENT ON FUNCTION caio_claim_trigger() IS
     'The trigger function of caio_claimable; runs only as the trigger caio installs.';
 COMMENT ON FUNCTION caio_guard_inheritance() IS
-    'The event trigger that refuses a table made or altered into an inheritance child of a table caio guards.';
+    'The event trigger that refuses a table made or altered into an inheritance child of a table caio guards, and a trigger of caio''s trigger functions with a WHEN clause or a column list.';
 COMMENT ON FUNCTION caio_stats() IS
     'The current database''s counters (with caio in shared_preload_libraries); the view caio_stats reads it.';
 COMMENT ON FUNCTION caio_stats_reset() IS

@@ -279,3 +279,36 @@ UPDATE caio_lock_key SET key = key;
 SELECT caio_lease_of('upgrade:version');
 ROLLBACK;
 SELECT caio_lease_of('upgrade:version') IS NULL AS works_again;
+
+-- From 0.6.0 (F6, issue 33): a trigger of caio's trigger function with a
+-- column list or a WHEN clause, made while 0.6.0's event trigger let it, is
+-- named by the update; afterwards such a trigger is refused when it is made
+-- (0A000), as in a fresh install, and the one already there when it fires.
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION caio VERSION '0.6.0';
+CREATE TABLE upgrade_jobs (id int PRIMARY KEY, state text);
+SELECT caio_claimable('upgrade_jobs');
+CREATE OR REPLACE TRIGGER caio_claim BEFORE INSERT OR UPDATE OF claim_token OR DELETE ON upgrade_jobs
+    FOR EACH ROW EXECUTE FUNCTION caio_claim_trigger();
+CREATE TABLE upgrade_docs (id int PRIMARY KEY, body text, version int);
+SELECT caio_versioned('upgrade_docs', 'version');
+CREATE TRIGGER upgrade_docs_when BEFORE UPDATE ON upgrade_docs
+    FOR EACH ROW WHEN (OLD.body IS NOT NULL) EXECUTE FUNCTION caio_version_trigger('version');
+ALTER EXTENSION caio UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'caio';
+CREATE OR REPLACE TRIGGER caio_version BEFORE UPDATE OF version ON upgrade_docs
+    FOR EACH ROW EXECUTE FUNCTION caio_version_trigger('version');
+\echo :LAST_ERROR_SQLSTATE
+INSERT INTO upgrade_jobs VALUES (1, 'new');
+\echo :LAST_ERROR_SQLSTATE
+SELECT caio_claimable('upgrade_jobs');
+INSERT INTO upgrade_jobs VALUES (1, 'new');
+SELECT evtname, evttags FROM pg_event_trigger WHERE evtname = 'caio_guard_inheritance';
+DROP TABLE upgrade_jobs, upgrade_docs;
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION caio;
+SELECT evtname, evttags FROM pg_event_trigger WHERE evtname = 'caio_guard_inheritance';

@@ -14,10 +14,10 @@
 #include "access/tableam.h"
 #include "access/xact.h"
 #include "catalog/dependency.h"
-#include "catalog/index.h"
 #include "catalog/indexing.h"
 #include "catalog/pg_am.h"
 #include "catalog/pg_extension.h"
+#include "catalog/pg_index.h"
 #include "executor/tuptable.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -75,20 +75,16 @@ caio_catalog_init(void)
  * the extension has none of that name.  Anyone with CREATE in the schema can
  * make a relation of any name there (one that a database still at an older
  * version lacks, say), and caio reads and writes its relations as the
- * extension owner: so a relation counts only if it belongs to the extension,
- * and an index only if it is on one that does.
+ * extension owner: so a relation counts only if it belongs to the extension.
+ * Indexes are found through their tables (caio_table_index).
  */
 Oid
 caio_member_relation(const char *name)
 {
 	Oid			relid = get_relname_relid(name, catalog.schema);
-	Oid			owner_relid = relid;
 
-	if (!OidIsValid(relid))
-		return InvalidOid;
-	if (get_rel_relkind(relid) == RELKIND_INDEX)
-		owner_relid = IndexGetRelation(relid, false);
-	if (getExtensionOfObject(RelationRelationId, owner_relid) != catalog.extension)
+	if (!OidIsValid(relid) ||
+		getExtensionOfObject(RelationRelationId, relid) != catalog.extension)
 		return InvalidOid;
 	return relid;
 }
@@ -148,6 +144,46 @@ catalog_check_version(const char *schema_version)
 				 errhint("Reconnect: a new session loads the installed library.")));
 }
 
+/*
+ * An index of one of caio's tables, found among that table's indexes rather
+ * than by name in the schema, where anyone with CREATE can take the name
+ * first: its primary key (which a script before 0.7.0 left unnamed, so a
+ * relation planted under the usual name gave it another), or the index of
+ * that name.
+ */
+static Oid
+caio_table_index(Oid table, const char *name, bool primary)
+{
+	Relation	pg_index = table_open(IndexRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			found = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_index_indrelid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(table));
+	scan = systable_beginscan(pg_index, IndexIndrelidIndexId, true, NULL, 1, &key);
+	while (!OidIsValid(found) && HeapTupleIsValid(tuple = systable_getnext(scan)))
+	{
+		Form_pg_index index = (Form_pg_index) GETSTRUCT(tuple);
+		char	   *index_name = get_rel_name(index->indexrelid);
+
+		if (primary ? index->indisprimary
+			: (index_name != NULL && strcmp(index_name, name) == 0))
+			found = index->indexrelid;
+	}
+	systable_endscan(scan);
+	table_close(pg_index, AccessShareLock);
+	if (!OidIsValid(found))
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("extension \"caio\" has no index \"%s\" on table \"%s\"",
+						name, get_rel_name(table)),
+				 errdetail("caio reads its tables through the indexes it made on them."),
+				 errhint("Drop and create the extension again.")));
+	return found;
+}
+
 static void
 catalog_load(void)
 {
@@ -184,12 +220,16 @@ catalog_load(void)
 	catalog_check_version(schema_version);
 
 	catalog.lease_state = caio_relation("caio_lease_state");
-	catalog.lease_state_pkey = caio_relation("caio_lease_state_pkey");
+	catalog.lease_state_pkey = caio_table_index(catalog.lease_state,
+												"caio_lease_state_pkey", true);
 	catalog.nonce_wallet = caio_relation("caio_nonce_wallet");
-	catalog.nonce_wallet_pkey = caio_relation("caio_nonce_wallet_pkey");
+	catalog.nonce_wallet_pkey = caio_table_index(catalog.nonce_wallet,
+												 "caio_nonce_wallet_pkey", true);
 	catalog.nonce_reservation = caio_relation("caio_nonce_reservation");
-	catalog.nonce_reservation_pkey = caio_relation("caio_nonce_reservation_pkey");
-	catalog.nonce_released = caio_relation("caio_nonce_released");
+	catalog.nonce_reservation_pkey = caio_table_index(catalog.nonce_reservation,
+													  "caio_nonce_reservation_pkey", true);
+	catalog.nonce_released = caio_table_index(catalog.nonce_reservation,
+											  "caio_nonce_released", false);
 	catalog.clock = caio_relation("caio_clock");
 	catalog.token_seq = caio_relation("caio_token_seq");
 	/* Missing until ALTER EXTENSION caio UPDATE from 0.1. */

@@ -789,7 +789,8 @@ claim_plans_for(Relation rel, const char *filter, const char *order)
  * NULL when nothing does.  The trigger must be caio's, as caio_claimable put
  * it, and fire for the writes of ordinary sessions and of this one: enabled
  * in origin or always mode, and not origin mode in a session whose
- * session_replication_role is replica.
+ * session_replication_role is replica; and for every write: no WHEN clause,
+ * no column list.
  */
 static char *
 claim_trigger_problem(Relation rel)
@@ -818,7 +819,7 @@ claim_trigger_problem(Relation rel)
 			SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA)
 			return psprintf("session_replication_role is replica, so the trigger caio_claim on table \"%s\", enabled in origin mode, does not fire in this session.",
 							table);
-		return NULL;
+		return caio_guard_trigger_gap(table, trigger);
 	}
 	return psprintf("Table \"%s\" has no trigger caio_claim of caio's.", table);
 }

@@ -219,6 +219,96 @@ check_no_inheritance_children(Relation rel)
 }
 
 /*
+ * The function that installs the trigger function funcoid, when it is one of
+ * caio's guard trigger functions; NULL for any other function.  Known by its
+ * C entry point, as a trigger may reach caio's function under any name.
+ */
+const char *
+caio_guard_installer(Oid funcoid)
+{
+	FmgrInfo	function;
+
+	fmgr_info(funcoid, &function);
+	if (function.fn_addr == caio_fence_trigger)
+		return "caio_protect";
+	if (function.fn_addr == caio_version_trigger)
+		return "caio_versioned";
+	if (function.fn_addr == caio_claim_trigger)
+		return "caio_claimable";
+	return NULL;
+}
+
+/*
+ * Why a trigger that runs one of caio's trigger functions does not see every
+ * write, as a sentence; NULL when it does.  A WHEN clause skips the rows it
+ * does not match, and a column list (UPDATE OF) the updates that set none of
+ * its columns, so those writes would go unchecked.
+ */
+char *
+caio_guard_trigger_gap(const char *table, const Trigger *trigger)
+{
+	if (trigger->tgqual == NULL && trigger->tgnattr == 0)
+		return NULL;
+	if (trigger->tgqual != NULL)
+		return psprintf("The trigger %s on table \"%s\" has a WHEN clause, so it does not check the rows that the clause does not match.",
+						trigger->tgname, table);
+	if (trigger->tgnattr > 0)
+		return psprintf("The trigger %s on table \"%s\" has a column list (UPDATE OF), so it does not fire for an UPDATE that sets none of those columns.",
+						trigger->tgname, table);
+	return NULL;
+}
+
+/*
+ * Refuse a trigger on rel that runs one of caio's trigger functions with a
+ * WHEN clause or a column list (caio_guard_trigger_gap); any other trigger
+ * passes.
+ */
+void
+caio_check_guard_trigger(Relation rel, const Trigger *trigger, int sqlerrcode)
+{
+	/* The gap first: it is cheap, and this runs for every row written. */
+	char	   *gap = caio_guard_trigger_gap(RelationGetRelationName(rel), trigger);
+	const char *installer;
+
+	if (gap == NULL)
+		return;
+	installer = caio_guard_installer(trigger->tgfoid);
+	if (installer == NULL)
+		return;
+	ereport(ERROR,
+			(errcode(sqlerrcode),
+			 errmsg("trigger \"%s\" on table \"%s\" must have no WHEN clause and no column list",
+					trigger->tgname, RelationGetRelationName(rel)),
+			 errdetail("%s", gap),
+			 errhint("Drop the trigger; %s() installs caio's own, which checks every write.",
+					 installer),
+			 errtable(rel)));
+}
+
+/*
+ * Refuse, before caio installs its trigger trigger_name on rel, any other
+ * trigger of caio's function on rel or its partitions that would not see
+ * every write.  The triggers named trigger_name are about to be replaced.
+ */
+static void
+check_guard_triggers(Relation rel, const char *trigger_name)
+{
+	ListCell   *lc;
+
+	foreach(lc, find_all_inheritors(RelationGetRelid(rel), ShareRowExclusiveLock, NULL))
+	{
+		Relation	part = table_open(lfirst_oid(lc), NoLock);
+		TriggerDesc *triggers = part->trigdesc;
+
+		for (int i = 0; triggers != NULL && i < triggers->numtriggers; i++)
+			if (strcmp(triggers->triggers[i].tgname, trigger_name) != 0)
+				caio_check_guard_trigger(part, &triggers->triggers[i],
+										 ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
+		table_close(part, NoLock);
+	}
+}
+
+/*
  * The TriggerData of a call to one of caio's trigger functions, refused when
  * the function was not installed the way its installer installs it, or the
  * table no longer is as it was checked then.
@@ -236,6 +326,8 @@ caio_trigger_data(FunctionCallInfo fcinfo, const char *installer, int nargs)
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
 				 errmsg("%s() must be installed by %s()",
 						get_func_name(fcinfo->flinfo->fn_oid), installer)));
+	caio_check_guard_trigger(td->tg_relation, td->tg_trigger,
+							 ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE);
 	check_no_inheritance_children(td->tg_relation);
 	return td;
 }
@@ -282,6 +374,7 @@ caio_table_install_trigger(Relation rel, const char *trigger_name,
 	int			saved_context;
 	int			guc_level;
 
+	check_guard_triggers(rel, trigger_name);
 	if (OidIsValid(old_trigger))
 	{
 		ObjectAddress old = {TriggerRelationId, old_trigger, 0};
@@ -322,15 +415,8 @@ guarding_trigger(Relation rel)
 	TriggerDesc *triggers = rel->trigdesc;
 
 	for (int i = 0; triggers != NULL && i < triggers->numtriggers; i++)
-	{
-		FmgrInfo	function;
-
-		fmgr_info(triggers->triggers[i].tgfoid, &function);
-		if (function.fn_addr == caio_fence_trigger ||
-			function.fn_addr == caio_claim_trigger ||
-			function.fn_addr == caio_version_trigger)
+		if (caio_guard_installer(triggers->triggers[i].tgfoid) != NULL)
 			return triggers->triggers[i].tgname;
-	}
 	return NULL;
 }
 
@@ -390,24 +476,75 @@ refuse_guarded_ancestor(Oid child)
 	}
 }
 
-static const char *const ddl_tables_sql =
-"SELECT DISTINCT objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
-" WHERE classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass"
+/*
+ * The tables and triggers that the command made or changed.  Triggers are
+ * read in C, not joined here: this query's snapshot predates the command.
+ */
+static const char *const ddl_objects_sql =
+"SELECT DISTINCT classid, objid FROM pg_catalog.pg_event_trigger_ddl_commands()"
+" WHERE classid OPERATOR(pg_catalog.=) ANY (ARRAY['pg_catalog.pg_class'::pg_catalog.regclass,"
+"                                                  'pg_catalog.pg_trigger'::pg_catalog.regclass])"
 "   AND objsubid OPERATOR(pg_catalog.=) 0";
 
+/* The table of a trigger, or InvalidOid when it is gone. */
+static Oid
+trigger_table(Oid trigger_oid)
+{
+	Relation	pg_trigger = table_open(TriggerRelationId, AccessShareLock);
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tuple;
+	Oid			relid = InvalidOid;
+
+	ScanKeyInit(&key, Anum_pg_trigger_oid, BTEqualStrategyNumber,
+				F_OIDEQ, ObjectIdGetDatum(trigger_oid));
+	scan = systable_beginscan(pg_trigger, TriggerOidIndexId, true, NULL, 1, &key);
+	if (HeapTupleIsValid(tuple = systable_getnext(scan)))
+		relid = ((Form_pg_trigger) GETSTRUCT(tuple))->tgrelid;
+	systable_endscan(scan);
+	table_close(pg_trigger, AccessShareLock);
+	return relid;
+}
+
 /*
- * caio's event trigger at the end of CREATE TABLE and ALTER TABLE (foreign
- * tables too): no table the command made or changed may be an inheritance
- * child of a table that caio guards.  caio_protect, caio_claimable and
- * caio_versioned refuse a table that has such children; this keeps one from
- * being added later.
+ * Refuse a trigger made by CREATE [OR REPLACE] TRIGGER that runs one of
+ * caio's trigger functions with a WHEN clause or a column list.  Checked
+ * here, not only when it fires: a trigger with UPDATE OF never fires for
+ * the updates it lets through.
+ */
+static void
+refuse_partial_guard_trigger(Oid trigger_oid)
+{
+	Oid			relid = trigger_table(trigger_oid);
+	Relation	rel;
+	TriggerDesc *triggers;
+
+	if (!OidIsValid(relid))
+		return;
+	rel = table_open(relid, AccessShareLock);
+	triggers = rel->trigdesc;
+
+	for (int i = 0; triggers != NULL && i < triggers->numtriggers; i++)
+		if (triggers->triggers[i].tgoid == trigger_oid)
+			caio_check_guard_trigger(rel, &triggers->triggers[i],
+									 ERRCODE_FEATURE_NOT_SUPPORTED);
+	table_close(rel, AccessShareLock);
+}
+
+/*
+ * caio's event trigger at the end of CREATE TABLE, ALTER TABLE (foreign
+ * tables too) and CREATE TRIGGER.  No table the command made or changed may
+ * be an inheritance child of a table that caio guards: caio_protect,
+ * caio_claimable and caio_versioned refuse a table that has such children,
+ * and this keeps one from being added later.  No trigger it made may run
+ * caio's trigger functions for only some writes (WHEN, UPDATE OF).
  */
 Datum
 caio_guard_inheritance(PG_FUNCTION_ARGS)
 {
 	int			guc_level;
-	List	   *tables = NIL;
-	ListCell   *lc;
+	List	   *classes = NIL;
+	List	   *objects = NIL;
 
 	if (!CALLED_AS_EVENT_TRIGGER(fcinfo))
 		ereport(ERROR,
@@ -416,19 +553,26 @@ caio_guard_inheritance(PG_FUNCTION_ARGS)
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	guc_level = caio_search_path_pin();
-	if (SPI_execute(ddl_tables_sql, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute(ddl_objects_sql, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "caio could not read the event trigger's commands");
 	for (uint64 i = 0; i < SPI_processed; i++)
 	{
 		bool		isnull;
 
-		tables = lappend_oid(tables, DatumGetObjectId(caio_spi_value((int) i, 1, &isnull)));
+		classes = lappend_oid(classes, DatumGetObjectId(caio_spi_value((int) i, 1, &isnull)));
+		objects = lappend_oid(objects, DatumGetObjectId(caio_spi_value((int) i, 2, &isnull)));
 	}
 	caio_search_path_restore(guc_level);
 	SPI_finish();
 
-	foreach(lc, tables)
-		if (get_rel_relkind(lfirst_oid(lc)) != '\0')
-			refuse_guarded_ancestor(lfirst_oid(lc));
+	for (int i = 0; i < list_length(objects); i++)
+	{
+		Oid			object = list_nth_oid(objects, i);
+
+		if (list_nth_oid(classes, i) == TriggerRelationId)
+			refuse_partial_guard_trigger(object);
+		else if (get_rel_relkind(object) != '\0')
+			refuse_guarded_ancestor(object);
+	}
 	PG_RETURN_NULL();
 }

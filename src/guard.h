@@ -25,6 +25,10 @@ pg_noreturn extern void caio_column_type_error(Relation rel, const char *column,
 											   const Oid *types, int ntypes);
 extern struct TriggerData *caio_trigger_data(FunctionCallInfo fcinfo,
 											 const char *installer, int nargs);
+extern const char *caio_guard_installer(Oid funcoid);
+extern char *caio_guard_trigger_gap(const char *table, const struct Trigger *trigger);
+extern void caio_check_guard_trigger(Relation rel, const struct Trigger *trigger,
+									 int sqlerrcode);
 extern void caio_table_install_trigger(Relation rel, const char *trigger_name,
 									   const char *function_name, List *args,
 									   int16 events);
