@@ -31,7 +31,7 @@ from ._leases import (
 )
 from ._work import claim, mark_nonce, release_nonce, reserve_nonce, sync_nonce, table_identifier
 
-__version__ = "0.6.0"
+__version__ = "0.7.0"
 
 __all__ = [
     "CaioError",
