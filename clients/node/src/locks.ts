@@ -34,6 +34,13 @@ export interface KeepAliveOptions extends AcquireOptions {
   /** How often the lease is renewed while it is held (default: a third of
    * the ttl). */
   renewEveryMs?: number;
+  /** The client whose transaction the work under the lease runs in (a
+   * `PoolClient` after `BEGIN`): the lease is released on it, inside that
+   * transaction, so that it ends when the work commits (and expires by
+   * itself if the transaction rolls back).  A write under the lease holds
+   * caio's lock on the resource until its transaction ends: a release on
+   * any other connection would wait for a COMMIT that comes only after it. */
+  client?: Queryable;
 }
 
 // The lease's columns, all as text (so that an application's own type
@@ -143,7 +150,7 @@ export class LockManager {
    *     if (held) await work(held.signal);
    */
   async lease(resource: string, holder: string, ttlMs: number,
-    { waitMs = 0, renewEveryMs }: KeepAliveOptions = {}): Promise<HeldLease | null> {
+    { waitMs = 0, renewEveryMs, client }: KeepAliveOptions = {}): Promise<HeldLease | null> {
     const pool = this.pool;
     if (!isPool(pool)) {
       throw new TypeError('a lease kept alive needs a pg.Pool: its renewals use a connection of their own');
@@ -153,7 +160,7 @@ export class LockManager {
     const sentAt = now();
     const got = await acquireOn(pool, resource, holder, ttlMs, waitMs);
     if (got === null) return null;
-    return new HeldLease(pool, got.lease, ttlMs, every, sentAt + got.leftMs);
+    return new HeldLease(pool, got.lease, ttlMs, every, sentAt + got.leftMs, client);
   }
 
   /**
@@ -194,6 +201,7 @@ export class HeldLease implements Lease {
   #controller = new AbortController();
   #pool: PoolLike;
   #client: PoolClientLike | null = null;   // the renewals' connection, once checked out
+  #work: Queryable | undefined;            // the client whose transaction gets the release
   #lease: Lease;
   #ttlMs: number;
   #everyMs: number;
@@ -206,9 +214,11 @@ export class HeldLease implements Lease {
   #onError = (error: Error): void => this.#lose('failed', error);
 
   /** @internal Use LockManager.lease() or withLease(). */
-  constructor(pool: PoolLike, lease: Lease, ttlMs: number, everyMs: number, deadline: number) {
+  constructor(pool: PoolLike, lease: Lease, ttlMs: number, everyMs: number, deadline: number,
+    work?: Queryable) {
     this.signal = this.#controller.signal;
     this.#pool = pool;
+    this.#work = work;
     this.#lease = lease;
     this.#ttlMs = ttlMs;
     this.#everyMs = everyMs;
@@ -322,7 +332,7 @@ export class HeldLease implements Lease {
     if (this.signal.aborted) return false;
     // The deadline stays armed: a server that does not answer before the
     // lease would expire anyway aborts the signal and ends the wait.
-    const released = releaseOn(this.#client ?? this.#pool, this.#lease);
+    const released = releaseOn(this.#work ?? this.#client ?? this.#pool, this.#lease);
     try {
       const outcome = await this.#untilAborted(released);
       if (outcome === undefined) {
@@ -333,7 +343,8 @@ export class HeldLease implements Lease {
       return outcome;
     } catch (error) {
       if (this.signal.aborted) return false;   // the connection broke meanwhile
-      this.#giveBack(error instanceof Error ? error : new Error(String(error)));
+      // The work's client failing (its transaction failed) breaks nothing of ours.
+      this.#giveBack(this.#work ? undefined : error instanceof Error ? error : new Error(String(error)));
       throw error;
     }
   }
