@@ -152,3 +152,19 @@ class LeaseInCallersTransaction(DatabaseTest):
             self.finishes(work)
         finally:
             locks.close()
+
+    def test_other_connections_transaction(self) -> None:
+        """A transaction of another connection writes under the lease and
+        stays open past the block: the release waits for it no longer than
+        the lease has left, then gives up (released is False); the lease
+        expires by itself."""
+        writer = self.connect()
+
+        def work() -> None:
+            with writer.transaction():
+                with self.locks.lease("job:f", "worker-a", 2) as lease:
+                    writer.execute("INSERT INTO jobs VALUES ('f', %s)", (lease.token,))
+                self.assertFalse(lease.released)
+            self.assertIsNotNone(self.locks.acquire("job:f", "worker-b", 30, wait=3))
+
+        self.finishes(work)

@@ -484,12 +484,12 @@ class KeptLease:
                 with main.transaction():
                     return self._release_on(main)
             if self._main_free():
-                return self._release_on(main)
+                return self._release_on(main, bounded=True)
             if status == TransactionStatus.INERROR:
                 return False
             if own is None:
                 own = self._manager._take()
-            return self._release_on(own)
+            return self._release_on(own, bounded=True)
         except (psycopg.Error, CaioError):
             # The connection went away, or the release failed in the caller's
             # transaction (its savepoint undid it): the lease expires by
@@ -500,8 +500,18 @@ class KeptLease:
             if own is not None:
                 self._manager._give_back(own)
 
-    def _release_on(self, conn: "psycopg.Connection[Any]") -> bool:
-        row = fetch_one(conn, f"SELECT caio_release({LEASE_ARGUMENT})", lease_parameters(self._held()))
+    def _release_on(self, conn: "psycopg.Connection[Any]", bounded: bool = False) -> bool:
+        """The release on ``conn``; ``bounded``, it waits for caio's lock no
+        longer than the lease has left by the client's clock (then it has
+        expired anyway): a transaction of another connection that wrote
+        under the lease may stay open until the block ends."""
+        if not bounded:
+            row = fetch_one(conn, f"SELECT caio_release({LEASE_ARGUMENT})", lease_parameters(self._held()))
+            return bool(row[0])
+        left = max(self._granted + self.ttl.total_seconds() - time.monotonic(), 0.1)
+        row = fetch_one(conn, f"SELECT caio_release({LEASE_ARGUMENT})"
+                        " FROM (SELECT pg_catalog.set_config('lock_timeout', %s, true)) AS bound",
+                        (*lease_parameters(self._held()), f"{int(left * 1000)}ms"))
         return bool(row[0])
 
 
