@@ -37,9 +37,11 @@ export interface KeepAliveOptions extends AcquireOptions {
   /** The client whose transaction the work under the lease runs in (a
    * `PoolClient` after `BEGIN`): the lease is released on it, inside that
    * transaction, so that it ends when the work commits (and expires by
-   * itself if the transaction rolls back).  A write under the lease holds
-   * caio's lock on the resource until its transaction ends: a release on
-   * any other connection would wait for a COMMIT that comes only after it. */
+   * itself if the transaction rolls back; a failed transaction holds no
+   * lock any more, and the release then runs elsewhere).  A write under the
+   * lease holds caio's lock on the resource until its transaction ends: a
+   * release on any other connection would wait for a COMMIT that comes only
+   * after it. */
   client?: Queryable;
 }
 
@@ -332,7 +334,7 @@ export class HeldLease implements Lease {
     if (this.signal.aborted) return false;
     // The deadline stays armed: a server that does not answer before the
     // lease would expire anyway aborts the signal and ends the wait.
-    const released = releaseOn(this.#work ?? this.#client ?? this.#pool, this.#lease);
+    const released = this.#releaseSomewhere();
     try {
       const outcome = await this.#untilAborted(released);
       if (outcome === undefined) {
@@ -343,10 +345,24 @@ export class HeldLease implements Lease {
       return outcome;
     } catch (error) {
       if (this.signal.aborted) return false;   // the connection broke meanwhile
-      // The work's client failing (its transaction failed) breaks nothing of ours.
-      this.#giveBack(this.#work ? undefined : error instanceof Error ? error : new Error(String(error)));
+      this.#giveBack(error instanceof Error ? error : new Error(String(error)));
       throw error;
     }
+  }
+
+  // On the work's client, in its transaction, when there is one: a write
+  // under the lease there holds caio's lock until that transaction ends.  A
+  // transaction that failed refuses it (25P02), but the server let go of its
+  // locks at the error, so another connection can release at once.
+  async #releaseSomewhere(): Promise<boolean> {
+    if (this.#work !== undefined) {
+      try {
+        return await releaseOn(this.#work, this.#lease);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== '25P02') throw error;
+      }
+    }
+    return releaseOn(this.#client ?? this.#pool, this.#lease);
   }
 
   /** `await using held = await locks.lease(...)` releases it at the end of

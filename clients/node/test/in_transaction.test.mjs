@@ -91,3 +91,16 @@ test('lease() with client: release() in the transaction; a ROLLBACK leaves the l
   }
   assert.equal(await value(pool, "SELECT count(*)::int FROM jobs WHERE name = 'b'"), 0);
 });
+
+test('a failed transaction refuses the release: it runs elsewhere, at once; fn\'s error comes out', async () => {
+  const locks = new LockManager(pool);
+  await withClient((client) => finishes(async () => {
+    await client.query('BEGIN');
+    await assert.rejects(locks.withLease('job:c', 'worker-a', 30_000, async (lease) => {
+      await client.query('INSERT INTO jobs VALUES ($1, $2)', ['c', lease.token]);
+      await client.query('SELECT 1 / 0');
+    }, { client }), /division by zero/);
+    assert.equal(await locks.leaseOf('job:c'), null);   // released before the ROLLBACK
+    await client.query('ROLLBACK');
+  }));
+});

@@ -12,6 +12,7 @@ import time
 from typing import Any, Callable, List
 
 import psycopg
+from psycopg.pq import TransactionStatus
 
 import caio
 from support import DatabaseTest
@@ -117,19 +118,21 @@ class LeaseInCallersTransaction(DatabaseTest):
         self.assertEqual(self.value("SELECT count(*) FROM jobs"), 0)
 
     def test_failed_transaction(self) -> None:
-        """A statement fails after the fenced write: the transaction can only
-        roll back, so the lease is not released (released is False) and
-        expires by itself."""
+        """A statement fails after the fenced write: the server has aborted
+        the transaction and let go of its locks at the error, so the lease
+        is released at once on a connection of its own, before the
+        rollback."""
         def work() -> None:
             with self.assertRaises(psycopg.errors.DivisionByZero):
                 with self.conn.transaction():
-                    with self.locks.lease("job:d", "worker-a", 30) as lease:
-                        self.conn.execute("INSERT INTO jobs VALUES ('d', %s)", (lease.token,))
-                        self.conn.execute("SELECT 1 / 0")
-            self.assertFalse(lease.released)
-            live = self.other.lease_of("job:d")
-            assert live is not None
-            self.assertEqual(live.token, lease.token)
+                    try:
+                        with self.locks.lease("job:d", "worker-a", 30) as lease:
+                            self.conn.execute("INSERT INTO jobs VALUES ('d', %s)", (lease.token,))
+                            self.conn.execute("SELECT 1 / 0")
+                    finally:  # the transaction has failed, and is not rolled back yet
+                        self.assertEqual(self.conn.info.transaction_status, TransactionStatus.INERROR)
+                        self.assertTrue(lease.released)
+                        self.assertIsNone(self.other.lease_of("job:d"))
 
         self.finishes(work)
 

@@ -165,8 +165,8 @@ class LockManager:
         before the lease would expire, and releases on leaving, also on an
         exception.  When the block ends inside a transaction of the
         manager's connection, the release is part of that transaction: the
-        lease ends when it commits, and expires by itself if it rolls back
-        (or has failed: then ``lease.released`` is False)."""
+        lease ends when it commits, and expires by itself if it rolls
+        back."""
         return KeptLease(self, resource, holder, interval(ttl), None if wait is None else interval(wait),
                          None if renew_every is None else interval(renew_every))
 
@@ -475,8 +475,10 @@ class KeptLease:
         behind a transaction that cannot end before the block does.  An open
         transaction therefore gets the release (in a savepoint): the lease
         ends when the work done under it commits, and stays until it expires
-        if it rolls back.  A failed transaction can only roll back: no
-        release then.  Gives ``own`` back to the manager."""
+        if it rolls back.  A failed transaction holds no lock any more (the
+        server aborted it at the error), so the release goes elsewhere
+        then, as it does when no transaction is open.  Gives ``own`` back to
+        the manager."""
         main = self._manager.conn
         status = TransactionStatus.UNKNOWN if main.closed else main.info.transaction_status
         try:
@@ -485,8 +487,6 @@ class KeptLease:
                     return self._release_on(main)
             if self._main_free():
                 return self._release_on(main, bounded=True)
-            if status == TransactionStatus.INERROR:
-                return False
             if own is None:
                 own = self._manager._take()
             return self._release_on(own, bounded=True)
