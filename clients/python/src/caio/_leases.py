@@ -504,7 +504,8 @@ class KeptLease:
         """The release on ``conn``; ``bounded``, it waits for caio's lock no
         longer than the lease has left by the client's clock (then it has
         expired anyway): a transaction of another connection that wrote
-        under the lease may stay open until the block ends."""
+        under the lease may stay open until the block ends.  Not in the
+        caller's transaction, whose lock_timeout it would change."""
         if not bounded:
             row = fetch_one(conn, f"SELECT caio_release({LEASE_ARGUMENT})", lease_parameters(self._held()))
             return bool(row[0])
