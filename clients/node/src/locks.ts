@@ -34,6 +34,15 @@ export interface KeepAliveOptions extends AcquireOptions {
   /** How often the lease is renewed while it is held (default: a third of
    * the ttl). */
   renewEveryMs?: number;
+  /** The client whose transaction the work under the lease runs in (a
+   * `PoolClient` after `BEGIN`): the lease is released on it, inside that
+   * transaction, so that it ends when the work commits (and expires by
+   * itself if the transaction rolls back; a failed transaction holds no
+   * lock any more, and the release then runs elsewhere).  A write under the
+   * lease holds caio's lock on the resource until its transaction ends: a
+   * release on any other connection would wait for a COMMIT that comes only
+   * after it. */
+  client?: Queryable;
 }
 
 // The lease's columns, all as text (so that an application's own type
@@ -143,7 +152,7 @@ export class LockManager {
    *     if (held) await work(held.signal);
    */
   async lease(resource: string, holder: string, ttlMs: number,
-    { waitMs = 0, renewEveryMs }: KeepAliveOptions = {}): Promise<HeldLease | null> {
+    { waitMs = 0, renewEveryMs, client }: KeepAliveOptions = {}): Promise<HeldLease | null> {
     const pool = this.pool;
     if (!isPool(pool)) {
       throw new TypeError('a lease kept alive needs a pg.Pool: its renewals use a connection of their own');
@@ -153,7 +162,7 @@ export class LockManager {
     const sentAt = now();
     const got = await acquireOn(pool, resource, holder, ttlMs, waitMs);
     if (got === null) return null;
-    return new HeldLease(pool, got.lease, ttlMs, every, sentAt + got.leftMs);
+    return new HeldLease(pool, got.lease, ttlMs, every, sentAt + got.leftMs, client);
   }
 
   /**
@@ -194,6 +203,7 @@ export class HeldLease implements Lease {
   #controller = new AbortController();
   #pool: PoolLike;
   #client: PoolClientLike | null = null;   // the renewals' connection, once checked out
+  #work: Queryable | undefined;            // the client whose transaction gets the release
   #lease: Lease;
   #ttlMs: number;
   #everyMs: number;
@@ -206,9 +216,11 @@ export class HeldLease implements Lease {
   #onError = (error: Error): void => this.#lose('failed', error);
 
   /** @internal Use LockManager.lease() or withLease(). */
-  constructor(pool: PoolLike, lease: Lease, ttlMs: number, everyMs: number, deadline: number) {
+  constructor(pool: PoolLike, lease: Lease, ttlMs: number, everyMs: number, deadline: number,
+    work?: Queryable) {
     this.signal = this.#controller.signal;
     this.#pool = pool;
+    this.#work = work;
     this.#lease = lease;
     this.#ttlMs = ttlMs;
     this.#everyMs = everyMs;
@@ -322,7 +334,7 @@ export class HeldLease implements Lease {
     if (this.signal.aborted) return false;
     // The deadline stays armed: a server that does not answer before the
     // lease would expire anyway aborts the signal and ends the wait.
-    const released = releaseOn(this.#client ?? this.#pool, this.#lease);
+    const released = this.#releaseSomewhere();
     try {
       const outcome = await this.#untilAborted(released);
       if (outcome === undefined) {
@@ -336,6 +348,21 @@ export class HeldLease implements Lease {
       this.#giveBack(error instanceof Error ? error : new Error(String(error)));
       throw error;
     }
+  }
+
+  // On the work's client, in its transaction, when there is one: a write
+  // under the lease there holds caio's lock until that transaction ends.  A
+  // transaction that failed refuses it (25P02), but the server let go of its
+  // locks at the error, so another connection can release at once.
+  async #releaseSomewhere(): Promise<boolean> {
+    if (this.#work !== undefined) {
+      try {
+        return await releaseOn(this.#work, this.#lease);
+      } catch (error) {
+        if ((error as { code?: unknown }).code !== '25P02') throw error;
+      }
+    }
+    return releaseOn(this.#client ?? this.#pool, this.#lease);
   }
 
   /** `await using held = await locks.lease(...)` releases it at the end of

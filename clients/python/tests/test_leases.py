@@ -161,8 +161,9 @@ class KeptLeases(DatabaseTest):
                              "caio keep-alive")
         with self.locks.lease("long", "worker-a", 30, renew_every=0.1) as second:
             self.assertEqual(wait_for_own_connection(second), pid)
-        # In a transaction of the manager's connection, the lease is taken,
-        # renewed and released on a connection of its own: committed at once.
+        # In a transaction of the manager's connection, the lease is taken
+        # and renewed on a connection of its own (committed at once), and
+        # released in the transaction (test_in_transaction.py).
         with self.conn.transaction():
             with self.locks.lease("busy-main", "worker-a", 30) as inside:
                 self.assertEqual(inside.backend_pid, pid)

@@ -115,7 +115,9 @@ class LockManager:
     open; inside an open transaction they become part of it).  A lease kept
     by :meth:`lease` is renewed on a connection of its own, opened with the
     parameters (and password) of ``conn``, or by ``connect()`` when given,
-    and kept for the next kept lease; :meth:`close` closes them."""
+    and kept for the next kept lease; :meth:`close` closes them.  A kept
+    lease whose block ends inside a transaction of ``conn`` is released in
+    that transaction."""
 
     def __init__(self, conn: "psycopg.Connection[Any]", *, connect: Optional[Connect] = None) -> None:
         self.conn = conn
@@ -161,7 +163,10 @@ class LockManager:
         ``ttl``) on a connection of its own, sets ``lease.lost`` as soon as a
         renewal returns None or fails, or no renewal reached the server
         before the lease would expire, and releases on leaving, also on an
-        exception."""
+        exception.  When the block ends inside a transaction of the
+        manager's connection, the release is part of that transaction: the
+        lease ends when it commits, and expires by itself if it rolls
+        back."""
         return KeptLease(self, resource, holder, interval(ttl), None if wait is None else interval(wait),
                          None if renew_every is None else interval(renew_every))
 
@@ -460,29 +465,55 @@ class KeptLease:
             self._renewing.release()
             own = self._conn
         self._conn = None
-        if self._main_free():
-            target: Optional["psycopg.Connection[Any]"] = self._manager.conn
-        else:
-            target = own
-            if target is None:
-                try:
-                    target = own = self._manager._take()
-                except psycopg.Error:
-                    self.released = False
-                    return
-        self.released = False
-        if target is not None:
-            try:
-                row = fetch_one(target, f"SELECT caio_release({LEASE_ARGUMENT})",
-                                lease_parameters(self._held()))
-                self.released = bool(row[0])
-            except (psycopg.Error, CaioError):
-                # The connection went away: the lease expires by itself, and
-                # the storage refuses writes under it once another holder
-                # takes it.
-                pass
-        if own is not None:
-            self._manager._give_back(own)
+        self.released = self._release(own)
+
+    def _release(self, own: Optional["psycopg.Connection[Any]"]) -> bool:
+        """Releases the lease where the release cannot wait for the block's
+        own transaction.  A write under the lease in a transaction open on
+        the manager's connection holds caio's lock on the resource until that
+        transaction ends, so a release from any other connection would queue
+        behind a transaction that cannot end before the block does.  An open
+        transaction therefore gets the release (in a savepoint): the lease
+        ends when the work done under it commits, and stays until it expires
+        if it rolls back.  A failed transaction holds no lock any more (the
+        server aborted it at the error), so the release goes elsewhere
+        then, as it does when no transaction is open.  Gives ``own`` back to
+        the manager."""
+        main = self._manager.conn
+        status = TransactionStatus.UNKNOWN if main.closed else main.info.transaction_status
+        try:
+            if status == TransactionStatus.INTRANS:
+                with main.transaction():
+                    return self._release_on(main)
+            if self._main_free():
+                return self._release_on(main, bounded=True)
+            if own is None:
+                own = self._manager._take()
+            return self._release_on(own, bounded=True)
+        except (psycopg.Error, CaioError):
+            # The connection went away, or the release failed in the caller's
+            # transaction (its savepoint undid it): the lease expires by
+            # itself, and the storage refuses writes under it once another
+            # holder takes it.
+            return False
+        finally:
+            if own is not None:
+                self._manager._give_back(own)
+
+    def _release_on(self, conn: "psycopg.Connection[Any]", bounded: bool = False) -> bool:
+        """The release on ``conn``; ``bounded``, it waits for caio's lock no
+        longer than the lease has left by the client's clock (then it has
+        expired anyway): a transaction of another connection that wrote
+        under the lease may stay open until the block ends.  Not in the
+        caller's transaction, whose lock_timeout it would change."""
+        if not bounded:
+            row = fetch_one(conn, f"SELECT caio_release({LEASE_ARGUMENT})", lease_parameters(self._held()))
+            return bool(row[0])
+        left = max(self._granted + self.ttl.total_seconds() - time.monotonic(), 0.1)
+        row = fetch_one(conn, f"SELECT caio_release({LEASE_ARGUMENT})"
+                        " FROM (SELECT pg_catalog.set_config('lock_timeout', %s, true)) AS bound",
+                        (*lease_parameters(self._held()), f"{int(left * 1000)}ms"))
+        return bool(row[0])
 
 
 class TestClock:
