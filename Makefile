@@ -32,7 +32,8 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors lease_purge fencing fencing_errors versioned nonce nonce_errors nonce_dropped \
                claims claims_errors claims_order merge first_statement altered_tables stats bad_input versions \
-               privileges reinstall tokens upgrade planted planted_names own_tables guard_triggers
+               privileges reinstall tokens upgrade planted planted_names own_tables guard_triggers \
+               publication
 REGRESS_OPTS = --load-extension=caio
 
 # Isolation specs: test/isolation/specs/<name>.spec, expected output in
