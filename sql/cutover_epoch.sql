@@ -5,13 +5,7 @@
 -- claim-token columns of every table caio guards, and in caio's own tables.
 -- Rows are written as logical replication's apply worker writes them: with
 -- session_replication_role = replica, where caio's triggers do not fire.
--- A fresh extension, so that no earlier suite's state matters.
-SET client_min_messages = warning;
-DROP EXTENSION caio CASCADE;
-CREATE EXTENSION caio;
-RESET client_min_messages;
-SET timezone = 'UTC';
-SET datestyle = 'ISO';
+\i test/regress/fresh_caio.sql
 CREATE FUNCTION pg_temp.token(epoch int, n bigint) RETURNS bigint
     LANGUAGE sql AS $$ SELECT (epoch::bigint << 47) + n $$;
 CREATE VIEW cut_sequence AS

@@ -3,13 +3,7 @@
 -- caio table has a replica identity, so none of caio's writes is refused.
 -- And a subscriber's copy of caio_lock_key (another database's secret) is
 -- skipped: it neither fails nor replaces the subscriber's own (issue 34).
--- A fresh extension, so that no earlier suite's state matters.
-SET client_min_messages = warning;
-DROP EXTENSION caio CASCADE;
-CREATE EXTENSION caio;
-RESET client_min_messages;
-SET timezone = 'UTC';
-SET datestyle = 'ISO';
+\i test/regress/fresh_caio.sql
 
 -- Each caio table has one: its primary key, or for caio_token_epoch the
 -- whole row (sql/caio.sql says why).
