@@ -11,7 +11,7 @@ MODULE_big  = caio
 OBJS        = src/caio.o src/catalog.o src/args.o src/guard.o src/refusal.o \
               src/clock.o src/lease.o src/resource_lock.o src/fencing.o \
               src/versioned.o src/address.o src/nonce.o src/claims.o \
-              src/token.o src/token_flush.o src/shared.o src/stats.o \
+              src/token.o src/token_flush.o src/token_held.o src/shared.o src/stats.o \
               src/rows.o src/merge.o src/citus.o src/search_path.o
 # The headers in src/ are caio's own, not an API for other extensions: they
 # are not installed.
@@ -32,7 +32,8 @@ PG_CPPFLAGS += -isystem $(shell $(PG_CONFIG) --includedir-server)
 # layout; sql/ also holds the install script's source, sql/caio.sql).
 REGRESS      = clock lease lease_errors lease_purge fencing fencing_errors versioned nonce nonce_errors nonce_dropped \
                claims claims_errors claims_order merge first_statement altered_tables stats bad_input versions \
-               privileges reinstall tokens upgrade planted planted_names own_tables guard_triggers
+               privileges reinstall tokens upgrade planted planted_names own_tables guard_triggers \
+               publication cutover_epoch
 REGRESS_OPTS = --load-extension=caio
 
 # Isolation specs: test/isolation/specs/<name>.spec, expected output in

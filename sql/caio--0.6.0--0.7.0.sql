@@ -1,4 +1,4 @@
--- caio 0.6.0 to 0.7.0: the fourth review's fixes (issue 33).
+-- caio 0.6.0 to 0.7.0: the fourth review's fixes (issue 33), and publications that never break caio (issue 34).
 
 \echo Use "ALTER EXTENSION caio UPDATE TO '0.7.0'" to load this file. \quit
 
@@ -257,7 +257,7 @@ CREATE TRIGGER caio_lock_key_rotation
     FOR EACH STATEMENT EXECUTE FUNCTION @extschema@.caio_lock_key_trigger();
 REVOKE ALL ON FUNCTION @extschema@.caio_lock_key_trigger() FROM PUBLIC;
 COMMENT ON FUNCTION @extschema@.caio_lock_key_trigger() IS
-    'The trigger on caio_lock_key: a rotation of the lock key secret waits for the transactions that use it, and every session reads the new one.';
+    'The triggers on caio_lock_key: a rotation of the lock key secret waits for the transactions that use it, and every session reads the new one; rows that logical replication brings are skipped.';
 
 ------------------------------------------------------------------------------
 -- F6 (issue 33): guard triggers are exactly caio's.  caio's event trigger
@@ -307,3 +307,19 @@ BEGIN
     END LOOP;
 END
 $f6$;
+
+------------------------------------------------------------------------------
+-- Issue 34: publications never break caio.  caio_token_epoch had no replica
+-- identity, so while a publication (FOR ALL TABLES, say) published it,
+-- caio_start_token_epoch() and the first token after a copy failed on the
+-- delete of the rows they replace.  Its replica identity is the whole row
+-- (the install script says why there is no key).  A subscriber's copy of
+-- another database's caio_lock_key failed on caio_lock_key_pkey, retried
+-- for ever: the rows that logical replication brings are now skipped, and
+-- the subscriber keeps its own secret.
+------------------------------------------------------------------------------
+ALTER TABLE @extschema@.caio_token_epoch REPLICA IDENTITY FULL;
+CREATE TRIGGER caio_lock_key_replicated
+    BEFORE INSERT OR UPDATE OR DELETE ON @extschema@.caio_lock_key
+    FOR EACH ROW EXECUTE FUNCTION @extschema@.caio_lock_key_trigger();
+ALTER TABLE @extschema@.caio_lock_key ENABLE REPLICA TRIGGER caio_lock_key_replicated;

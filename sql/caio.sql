@@ -163,6 +163,17 @@ CREATE TABLE caio_token_epoch (
         CHECK (epoch OPERATOR(pg_catalog.>=) 0 AND epoch OPERATOR(pg_catalog.<=) 65535),
     recorded_at        timestamptz NOT NULL
 );
+-- Its replica identity is the whole row, so that a publication (FOR ALL
+-- TABLES, say) never stops caio's delete of the rows it replaces: a table
+-- without one cannot be deleted from while it is published.  There is no
+-- key to use instead: the rows of two systems that replicate to each other
+-- can share a system identifier and a database OID (a system made from a
+-- physical copy of the other keeps both), and a unique key would make the
+-- subscriber's apply of such a row fail, again and again.  The whole row
+-- makes a replicated delete remove only that very row, never the
+-- subscriber's own record; the table holds a row or two, so the apply's
+-- scan for it costs nothing.
+ALTER TABLE caio_token_epoch REPLICA IDENTITY FULL;
 -- This database as the lineage, in epoch 0.  The checkpoint's timeline may
 -- lag a promotion that just happened; the first token then moves to the
 -- next epoch, which is only cautious.
@@ -222,6 +233,19 @@ CREATE FUNCTION caio_lock_key_trigger() RETURNS trigger
 CREATE TRIGGER caio_lock_key_rotation
     BEFORE INSERT OR UPDATE OR DELETE OR TRUNCATE ON caio_lock_key
     FOR EACH STATEMENT EXECUTE FUNCTION caio_lock_key_trigger();
+-- The secret is this database's own: a subscriber that copies caio's
+-- tables from another database (a publication FOR ALL TABLES) must neither
+-- fail on the publisher's row (its initial copy would hit
+-- caio_lock_key_pkey, and be retried forever) nor take it over.  Logical
+-- replication applies rows with session_replication_role = replica, where
+-- only triggers enabled for replicas fire: this one skips every row that
+-- comes that way.  (A TRUNCATE replicated from the publisher is not a row:
+-- it would empty the table, and caio would then refuse its locks with a
+-- hint until a new secret is made; doc/upgrading.md.)
+CREATE TRIGGER caio_lock_key_replicated
+    BEFORE INSERT OR UPDATE OR DELETE ON caio_lock_key
+    FOR EACH ROW EXECUTE FUNCTION caio_lock_key_trigger();
+ALTER TABLE caio_lock_key ENABLE REPLICA TRIGGER caio_lock_key_replicated;
 
 -- The database-wide test clock: no row means caio reads the server clock.
 CREATE TABLE caio_clock (
@@ -645,7 +669,7 @@ COMMENT ON FUNCTION caio_fence_trigger() IS
 COMMENT ON FUNCTION caio_version_trigger() IS
     'The trigger function of caio_versioned; runs only as the trigger caio installs.';
 COMMENT ON FUNCTION caio_lock_key_trigger() IS
-    'The trigger on caio_lock_key: a rotation of the lock key secret waits for the transactions that use it, and every session reads the new one.';
+    'The triggers on caio_lock_key: a rotation of the lock key secret waits for the transactions that use it, and every session reads the new one; rows that logical replication brings are skipped.';
 COMMENT ON FUNCTION caio_nonce_reserve(bigint, text, caio_lease) IS
     'Hands out the wallet''s lowest free nonce inside the caller''s transaction (a rollback gives it back), fenced by the wallet''s lease when one is given.';
 COMMENT ON FUNCTION caio_nonce_release(bigint, text, bigint) IS

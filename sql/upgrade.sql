@@ -66,6 +66,10 @@ LANGUAGE sql AS $$
                   FROM pg_proc WHERE oid = objid)
            WHEN 'pg_class'::regclass THEN
                (SELECT concat_ws(' | ', relkind, reloptions::text, relacl::text,
+                       'replica identity ' || relreplident::text,
+                       (SELECT string_agg(format('trigger %s %s %s %s', tgname, tgfoid::regprocedure,
+                                                 tgtype, tgenabled), ', ' ORDER BY tgname)
+                          FROM pg_trigger WHERE tgrelid = objid),
                        (SELECT typacl::text FROM pg_type WHERE oid = reltype),
                        (SELECT string_agg(format('%s %s %s %s %s', attname,
                                                  format_type(atttypid, atttypmod), attnotnull,
@@ -265,6 +269,36 @@ SELECT * FROM updated_lock_key_triggers;
 SELECT count(*) AS same_as_fresh FROM updated_lock_key_triggers u
   JOIN pg_trigger t ON t.tgrelid = 'caio_lock_key'::regclass AND t.tgname = u.tgname
    AND t.tgfoid::regprocedure::text = u.function AND t.tgtype = u.tgtype AND t.tgenabled = u.tgenabled;
+-- 0.6.0 to 0.7.0 (issue 34): a publication FOR ALL TABLES on the database
+-- broke caio_start_token_epoch() (caio_token_epoch had no replica
+-- identity); after the update it works, and a subscriber's copy of
+-- caio_lock_key is skipped, as in a fresh install (suite publication).
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION caio VERSION '0.6.0';
+SET client_min_messages = error;
+CREATE PUBLICATION upgrade_everything FOR ALL TABLES;
+RESET client_min_messages;
+SELECT caio_start_token_epoch() AS epoch;
+\echo :LAST_ERROR_SQLSTATE
+ALTER EXTENSION caio UPDATE TO '0.7.0';
+SELECT relname, relreplident FROM pg_class
+ WHERE relname = 'caio_token_epoch'
+   AND relnamespace = (SELECT extnamespace FROM pg_extension WHERE extname = 'caio');
+SELECT caio_start_token_epoch() > 0 AS new_epoch;
+SELECT md5(key::text) AS own_key FROM caio_lock_key \gset
+SET session_replication_role = replica;
+INSERT INTO caio_lock_key VALUES (true, '\x0f0e0d0c0b0a09080706050403020100');
+RESET session_replication_role;
+SELECT count(*) AS lock_key_rows, bool_and(md5(key::text) = :'own_key') AS own_key_kept
+  FROM caio_lock_key;
+DROP PUBLICATION upgrade_everything;
+SET client_min_messages = warning;
+DROP EXTENSION caio CASCADE;
+RESET client_min_messages;
+CREATE EXTENSION caio;
+
 -- A session whose library is older than the schema (after an ALTER
 -- EXTENSION caio UPDATE to a newer version than this session loaded) is
 -- refused (55000) rather than make keys as the old version did.  Simulated

@@ -116,9 +116,27 @@ static CaioPlan lock_secret_read = CAIO_PLAN_NO_ARGS(
 PG_FUNCTION_INFO_V1(caio_lock_key_trigger);
 
 /*
+ * The row trigger on caio_lock_key, enabled for replicas only: a row that
+ * logical replication brings (its workers run with session_replication_role
+ * = replica) is another database's secret, and is skipped: a subscriber's
+ * initial copy would otherwise fail on caio_lock_key_pkey for ever, and
+ * later changes replace the subscriber's own secret.  Enabled otherwise
+ * (by hand), it lets the write through.
+ */
+static Datum
+lock_key_row(TriggerData *td)
+{
+	if (SessionReplicationRole == SESSION_REPLICATION_ROLE_REPLICA ||
+		!TRIGGER_FIRED_BEFORE(td->tg_event))
+		return PointerGetDatum(NULL);
+	return PointerGetDatum(TRIGGER_FIRED_BY_UPDATE(td->tg_event)
+						   ? td->tg_newtuple : td->tg_trigtuple);
+}
+
+/*
  * The statement trigger on caio_lock_key: before the secret changes, wait
  * for every transaction that made a lock key with it, and tell every session
- * to read it again.
+ * to read it again.  Also its row trigger (lock_key_row).
  */
 Datum
 caio_lock_key_trigger(PG_FUNCTION_ARGS)
@@ -126,12 +144,14 @@ caio_lock_key_trigger(PG_FUNCTION_ARGS)
 	TriggerData *td = (TriggerData *) fcinfo->context;
 	Oid			relid;
 
-	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_STATEMENT(td->tg_event) ||
+	if (!CALLED_AS_TRIGGER(fcinfo) ||
 		RelationGetRelid(td->tg_relation) != caio_catalog()->lock_key)
 		ereport(ERROR,
 				(errcode(ERRCODE_E_R_I_E_TRIGGER_PROTOCOL_VIOLATED),
-				 errmsg("%s() runs only as caio's statement trigger on caio_lock_key",
+				 errmsg("%s() runs only as caio's triggers on caio_lock_key",
 						get_func_name(fcinfo->flinfo->fn_oid))));
+	if (TRIGGER_FIRED_FOR_ROW(td->tg_event))
+		return lock_key_row(td);
 	relid = RelationGetRelid(td->tg_relation);
 	LockRelationOid(relid, AccessExclusiveLock);
 	CacheInvalidateRelcacheByRelid(relid);

@@ -33,7 +33,10 @@
  * moved hands out 1, 2, 3, ... (preloaded, with a gap at each start).
  * caio_start_token_epoch() starts a new lineage by hand, for copies that
  * nothing marks (a file-level snapshot started without recovery, a dump
- * from caio 0.1).
+ * from caio 0.1), and for a logical cutover: there the rows came from
+ * another system and its tokens, in whatever epoch it reached, are in
+ * caio's tables and the guarded ones, so the new epoch is also above the
+ * largest token they hold (token_held.c).
  */
 #include "postgres.h"
 
@@ -135,9 +138,9 @@ sequence_set(Oid seq, int64 last)
 						BoolGetDatum(true));
 }
 
-/* Move the sequence to the start of an epoch above the one it is in. */
+/* Refuse an epoch past the last one tokens have room for. */
 static void
-sequence_move(Oid seq, int64 epoch, const char *why)
+epoch_check_room(int64 epoch)
 {
 	if (epoch > CAIO_TOKEN_EPOCH_MAX)
 		ereport(ERROR,
@@ -145,6 +148,18 @@ sequence_move(Oid seq, int64 epoch, const char *why)
 				 errmsg("caio has no token epoch left"),
 				 errdetail("Epoch " INT64_FORMAT " would be needed; tokens are bigint, with room for epochs 0 to " INT64_FORMAT ".",
 						   epoch, (int64) CAIO_TOKEN_EPOCH_MAX)));
+}
+
+/*
+ * Move the sequence to the start of an epoch above the one it is in.  A
+ * sequence's move is not undone by a rollback: callers make it their last
+ * step, after everything that can fail, so that a failed call never leaves
+ * the tokens an epoch further on.
+ */
+static void
+sequence_move(Oid seq, int64 epoch, const char *why)
+{
+	epoch_check_room(epoch);
 	sequence_set(seq, epoch << CAIO_TOKEN_EPOCH_SHIFT);
 	ereport(LOG,
 			(errmsg("caio moves tokens to epoch " INT64_FORMAT, epoch),
@@ -178,11 +193,30 @@ epoch_is_this_lineage(EpochRecord record, TimeLineID timeline)
 }
 
 /*
+ * Why a new lineage moves the sequence, as the log says it; NULL when it
+ * need not move (a sequence never used, and nothing recorded).
+ */
+static const char *
+epoch_move_reason(bool force, bool used, const EpochRecord *record)
+{
+	if (force)
+		return "caio_start_token_epoch() was called.";
+	if (record->rows > 0)
+		return "This database is a copy of the one that recorded the tokens' epoch (a restore, a template's copy, pg_upgrade, or an earlier timeline).";
+	if (used)
+		return "The token sequence was used, but no epoch was recorded.";
+	return NULL;
+}
+
+/*
  * A lineage of its own for this database, one epoch above everything it
  * knows of, recorded under a lock kept until the transaction ends: the new
  * epoch depends on the sequence, so a second backend must find the record
- * rather than move the sequence again.  force starts one even when this
- * database is the recorded lineage.  Returns the epoch.
+ * rather than move the sequence again.  force (caio_start_token_epoch)
+ * starts one even when this database is the recorded lineage, and also
+ * above every token its tables hold (token_held.c).  The record is written
+ * before the sequence moves, so that a failed write (a table that cannot be
+ * written) leaves the sequence where it was.  Returns the epoch.
  */
 static int64
 epoch_start_lineage(Oid epoch_table, Oid seq, Datum *lineage, TimeLineID timeline,
@@ -191,6 +225,7 @@ epoch_start_lineage(Oid epoch_table, Oid seq, Datum *lineage, TimeLineID timelin
 	EpochRecord record;
 	bool		used;
 	int64		epoch;
+	const char *why;
 	Datum		values[5];
 
 	LockRelationOid(epoch_table, ExclusiveLock);
@@ -201,18 +236,19 @@ epoch_start_lineage(Oid epoch_table, Oid seq, Datum *lineage, TimeLineID timelin
 		return sequence_epoch(NULL);
 	}
 	epoch = Max(sequence_epoch(&used), record.epoch);
-	if (used || record.rows > 0 || force)
-		sequence_move(seq, ++epoch,
-					  force ? "caio_start_token_epoch() was called."
-					  : record.rows > 0
-					  ? "This database is a copy of the one that recorded the tokens' epoch (a restore, a template's copy, pg_upgrade, or an earlier timeline)."
-					  : "The token sequence was used, but no epoch was recorded.");
+	if (force)
+		epoch = Max(epoch, caio_token_max_held() >> CAIO_TOKEN_EPOCH_SHIFT);
+	why = epoch_move_reason(force, used, &record);
+	if (why != NULL)
+		epoch_check_room(++epoch);
 	values[0] = lineage[0];
 	values[1] = lineage[1];
 	values[2] = Int64GetDatum((int64) timeline);
 	values[3] = Int64GetDatum(epoch);
 	values[4] = TimestampTzGetDatum(GetCurrentTimestamp());
 	caio_spi_run(&epoch_write, values, NULL, false);
+	if (why != NULL)
+		sequence_move(seq, epoch, why);
 	return epoch;
 }
 
@@ -410,8 +446,12 @@ epoch_table_of(const CaioCatalog *cat)
 }
 
 /*
- * Start a new lineage by hand, for a copy that nothing marks as one; the
- * next token is the new epoch's first.  Returns the epoch.
+ * Start a new lineage by hand, for a copy that nothing marks as one and
+ * for a logical cutover (rows whose tokens another system issued): the new
+ * epoch is above the sequence's, every recorded one and every token the
+ * database holds, and the next token is its first.  The move is flushed
+ * before the epoch is returned: a crash after the call, even under
+ * synchronous_commit = off, cannot take it back.  Returns the epoch.
  */
 Datum
 caio_start_token_epoch(PG_FUNCTION_ARGS)
@@ -436,6 +476,7 @@ caio_start_token_epoch(PG_FUNCTION_ARGS)
 	caio_spi_begin(&spi);
 	epoch = epoch_start_lineage(epoch_table, cat->token_seq, lineage, timeline, true);
 	caio_spi_end(&spi);
+	XLogFlush(sequence_lsn(cat->token_seq));
 	epoch_checked_timeline = 0;
 	PG_RETURN_INT64(epoch);
 }

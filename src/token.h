@@ -45,6 +45,9 @@ typedef struct CaioTokenCovers
 extern int64 caio_token_next(void);
 extern void caio_token_next_n(int64 *tokens, int n);
 
+/* token_held.c */
+extern int64 caio_token_max_held(void);
+
 /* token_flush.c */
 extern void caio_token_covers_init(CaioTokenCovers *covers);
 extern void caio_token_covers_clear(CaioTokenCovers *covers);
