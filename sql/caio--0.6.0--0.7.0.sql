@@ -133,23 +133,26 @@ $trusted_schema$;
 -- F5: caio_nonce_sync takes the wallet's lease.  A sync settled nonces
 -- reserved under another role's lease and moved the wallet's counter with no
 -- lease at all; now a wallet whose nonces went under a lease is synced under
--- that lease (or by a superuser).  A new parameter with a default cannot be
--- added beside the old function (three-argument calls would be ambiguous)
--- nor through CREATE OR REPLACE, so, as 0.6.0 did for caio_claim, the new
--- function is made beside the old one, takes over its owner, its grants and
--- its initial privileges, and the old one is dropped.
+-- that lease (or by a superuser).  The lease comes as a fourth argument, in
+-- a function beside the three-argument one, which stays as it is (its
+-- calls and grants keep working; it syncs only wallets never used with a
+-- lease, or as a superuser).  No default: with one, three-argument calls
+-- would be ambiguous between the two.
 CREATE FUNCTION caio_nonce_sync(chain_id bigint, address text, chain_count bigint,
-                                lease caio_lease DEFAULT NULL)
+                                lease caio_lease)
     RETURNS bigint
     AS 'MODULE_PATHNAME', 'caio_nonce_sync'
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
 REVOKE ALL ON FUNCTION caio_nonce_sync(bigint, text, bigint, caio_lease) FROM PUBLIC;
+COMMENT ON FUNCTION caio_nonce_sync(bigint, text, bigint) IS
+    'Tells caio the chain''s transaction count for the address: broadcast nonces below it become mined; returns the next nonce reserve hands out. A wallet whose nonces went under a lease needs that lease (the four-argument form) or a superuser (LK003).';
 COMMENT ON FUNCTION caio_nonce_sync(bigint, text, bigint, caio_lease) IS
-    'Tells caio the chain''s transaction count for the address: broadcast nonces below it become mined; returns the next nonce reserve hands out. Fenced by the wallet''s lease (LK001, LK003).';
+    'caio_nonce_sync under the wallet''s lease: the caller''s current lease on the resource its nonces went under (LK001, 42501); it may move the count down as well as up.';
 
--- Each EXECUTE granted on the old function is granted on the new one by the
--- same grantor, with the same grant option, as 0.6.0's update did for
--- caio_claim (see there); a grant that cannot be made is named in a warning.
+-- Whoever could sync can sync under a lease: each EXECUTE granted on the
+-- three-argument function is granted on the new one by the same grantor,
+-- with the same grant option, as 0.6.0's update did for caio_claim (see
+-- there); a grant that cannot be made is named in a warning.
 DO $sync$
 DECLARE
     old_fn   CONSTANT pg_catalog.oid := '@extschema@.caio_nonce_sync(pg_catalog.int8, pg_catalog.text, pg_catalog.int8)'::pg_catalog.regprocedure;
@@ -232,14 +235,13 @@ BEGIN
           INTO holders
           FROM pg_catalog.aclexplode(old_acl) a
          WHERE a.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE';
-        RAISE WARNING 'caio_nonce_sync was replaced, and not all of its grants could be made again: %', missed
+        RAISE WARNING 'caio_nonce_sync gained a form that takes the lease, and not all of the grants on the old form could be made on it: %', missed
             USING DETAIL = pg_catalog.format('These roles had EXECUTE on caio_nonce_sync before the update: %s.', holders),
                   HINT = 'Grant EXECUTE on caio_nonce_sync(bigint, text, bigint, caio_lease) to the roles that lack it.';
     END IF;
 END
 $sync$;
 
-DROP FUNCTION caio_nonce_sync(bigint, text, bigint);
 
 -- F3 (issue 33): rotating caio_lock_key split the lock keys between
 -- sessions, which cached the secret for their life.  The trigger makes a

@@ -31,7 +31,7 @@ DECLARE
         'caio_protect(regclass, name, name, text)', 'caio_use(caio_lease)',
         'caio_versioned(regclass, name)', 'caio_fence_trigger()', 'caio_version_trigger()',
         'caio_nonce_reserve(bigint, text, caio_lease)', 'caio_nonce_release(bigint, text, bigint)',
-        'caio_nonce_sync(bigint, text, bigint, caio_lease)',
+        'caio_nonce_sync(bigint, text, bigint)', 'caio_nonce_sync(bigint, text, bigint, caio_lease)',
         'caio_nonce_mark(bigint, text, bigint, text, text, caio_lease)',
         'caio_address_checksum(text)', 'caio_claimable(regclass)',
         'caio_claim(anyelement, text, interval, integer, text, text)', 'caio_claim_trigger()',
@@ -463,10 +463,16 @@ CREATE FUNCTION caio_nonce_release(chain_id bigint, address text, nonce bigint)
 
 -- Take the chain's transaction count for the address (mined, "latest"),
 -- settle what it proves, and return the nonce that reserve would hand out.
--- A wallet whose nonces went under a lease is synced under that lease (a
--- superuser may sync without one).
+-- A wallet whose nonces went under a lease is synced under that lease, the
+-- four-argument form (a superuser may sync without one).  Two functions,
+-- not one with a default, so that the contract's three-argument signature
+-- stays what it was.
+CREATE FUNCTION caio_nonce_sync(chain_id bigint, address text, chain_count bigint)
+    RETURNS bigint
+    AS 'MODULE_PATHNAME', 'caio_nonce_sync'
+    LANGUAGE C VOLATILE PARALLEL UNSAFE;
 CREATE FUNCTION caio_nonce_sync(chain_id bigint, address text, chain_count bigint,
-                                lease caio_lease DEFAULT NULL)
+                                lease caio_lease)
     RETURNS bigint
     AS 'MODULE_PATHNAME', 'caio_nonce_sync'
     LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -622,6 +628,7 @@ REVOKE ALL ON FUNCTION
     caio_version_trigger(),
     caio_nonce_reserve(bigint, text, caio_lease),
     caio_nonce_release(bigint, text, bigint),
+    caio_nonce_sync(bigint, text, bigint),
     caio_nonce_sync(bigint, text, bigint, caio_lease),
     caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
     caio_address_checksum(text),
@@ -674,8 +681,10 @@ COMMENT ON FUNCTION caio_nonce_reserve(bigint, text, caio_lease) IS
     'Hands out the wallet''s lowest free nonce inside the caller''s transaction (a rollback gives it back), fenced by the wallet''s lease when one is given.';
 COMMENT ON FUNCTION caio_nonce_release(bigint, text, bigint) IS
     'Hands back a nonce reserved without a lease; the next reservation on the wallet gets it. False when it is not reserved.';
+COMMENT ON FUNCTION caio_nonce_sync(bigint, text, bigint) IS
+    'Tells caio the chain''s transaction count for the address: broadcast nonces below it become mined; returns the next nonce reserve hands out. A wallet whose nonces went under a lease needs that lease (the four-argument form) or a superuser (LK003).';
 COMMENT ON FUNCTION caio_nonce_sync(bigint, text, bigint, caio_lease) IS
-    'Tells caio the chain''s transaction count for the address: broadcast nonces below it become mined; returns the next nonce reserve hands out. Fenced by the wallet''s lease (LK001, LK003).';
+    'caio_nonce_sync under the wallet''s lease: the caller''s current lease on the resource its nonces went under (LK001, 42501); it may move the count down as well as up.';
 COMMENT ON FUNCTION caio_nonce_mark(bigint, text, bigint, text, text, caio_lease) IS
     'Moves a reservation forward (signed, broadcast, mined, dropped, released), recording tx_hash; fenced by the lease (LK001).';
 COMMENT ON FUNCTION caio_address_checksum(text) IS

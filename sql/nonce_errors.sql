@@ -126,6 +126,7 @@ GRANT EXECUTE ON FUNCTION caio_acquire(text, text, interval, interval),
                           caio_lease_of(text),
                           caio_nonce_reserve(bigint, text, caio_lease),
                           caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
+                          caio_nonce_sync(bigint, text, bigint),
                           caio_nonce_sync(bigint, text, bigint, caio_lease)
   TO regress_caio_sender, regress_caio_intruder;
 \set fenced_wallet '''0x4f9b7e8a2c1d3e5f60718293a4b5c6d7e8f90a1b'''

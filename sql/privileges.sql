@@ -21,6 +21,7 @@ GRANT EXECUTE ON FUNCTION
     caio_use(caio_lease),
     caio_nonce_reserve(bigint, text, caio_lease),
     caio_nonce_release(bigint, text, bigint),
+    caio_nonce_sync(bigint, text, bigint),
     caio_nonce_sync(bigint, text, bigint, caio_lease),
     caio_nonce_mark(bigint, text, bigint, text, text, caio_lease),
     caio_address_checksum(text),

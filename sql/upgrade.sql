@@ -189,11 +189,13 @@ RESET client_min_messages;
 DROP ROLE "regress_caio_up_Ext-Owner", "regress_caio_up_AppRole", "regress_caio_up_Lead", regress_caio_up_plain;
 CREATE EXTENSION caio;
 
--- From 0.6.0, caio_nonce_sync takes the wallet's lease (F5), and the update
--- replaces the function as it replaced caio_claim: the same owner and
--- grants (a quoted grantee, and a grant made by a role holding the grant
--- option), the owner's initial privileges alone, the old function gone, and
--- a leased wallet then refuses another role's sync as a fresh install does.
+-- From 0.6.0, caio_nonce_sync takes the wallet's lease (F5): the update adds
+-- the four-argument form beside the three-argument one, which stays, and
+-- grants it as the old one is granted, as 0.6.0's update carried
+-- caio_claim's grants over: the same owner and grants (a quoted grantee,
+-- and a grant made by a role holding the grant option), the owner's initial
+-- privileges alone; a leased wallet then refuses another role's sync as a
+-- fresh install does.
 SET client_min_messages = warning;
 DROP EXTENSION caio CASCADE;
 CREATE EXTENSION caio VERSION '0.6.0';

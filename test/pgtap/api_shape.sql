@@ -1,7 +1,7 @@
 -- The API's shape, as the contract in DESIGN.md names it: types, functions
 -- with their argument names, defaults and results, the view, and privileges.
 BEGIN;
-SELECT plan(108);
+SELECT plan(111);
 
 SELECT has_extension('caio', 'the extension is installed');
 SELECT is((SELECT extrelocatable FROM pg_extension WHERE extname = 'caio'), false,
@@ -69,6 +69,8 @@ SELECT has_function('caio_nonce_reserve', ARRAY['bigint', 'text', 'caio_lease'])
 SELECT function_returns('caio_nonce_reserve', ARRAY['bigint', 'text', 'caio_lease'], 'bigint');
 SELECT has_function('caio_nonce_release', ARRAY['bigint', 'text', 'bigint']);
 SELECT function_returns('caio_nonce_release', ARRAY['bigint', 'text', 'bigint'], 'boolean');
+SELECT has_function('caio_nonce_sync', ARRAY['bigint', 'text', 'bigint']);
+SELECT function_returns('caio_nonce_sync', ARRAY['bigint', 'text', 'bigint'], 'bigint');
 SELECT has_function('caio_nonce_sync', ARRAY['bigint', 'text', 'bigint', 'caio_lease']);
 SELECT function_returns('caio_nonce_sync', ARRAY['bigint', 'text', 'bigint', 'caio_lease'], 'bigint');
 SELECT has_function('caio_nonce_mark', ARRAY['bigint', 'text', 'bigint', 'text', 'text', 'caio_lease']);
@@ -79,8 +81,10 @@ SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_nonce_release(bigin
           ARRAY['chain_id', 'address', 'nonce'], 'caio_nonce_release takes (chain_id, address, nonce)');
 SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_nonce_sync(bigint, text, bigint, caio_lease)'::regprocedure),
           ARRAY['chain_id', 'address', 'chain_count', 'lease'], 'caio_nonce_sync takes (chain_id, address, chain_count, lease)');
+SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_nonce_sync(bigint, text, bigint)'::regprocedure),
+          ARRAY['chain_id', 'address', 'chain_count'], 'caio_nonce_sync takes (chain_id, address, chain_count)');
 SELECT is((SELECT pronargdefaults FROM pg_proc WHERE oid = 'caio_nonce_sync(bigint, text, bigint, caio_lease)'::regprocedure),
-          1::int2, 'caio_nonce_sync''s lease defaults to NULL');
+          0::int2, 'caio_nonce_sync''s lease has no default: three-argument calls reach the three-argument form');
 SELECT is((SELECT proargnames FROM pg_proc WHERE oid = 'caio_nonce_mark(bigint, text, bigint, text, text, caio_lease)'::regprocedure),
           ARRAY['chain_id', 'address', 'nonce', 'state', 'tx_hash', 'lease'],
           'caio_nonce_mark takes (chain_id, address, nonce, state, tx_hash, lease)');

@@ -58,9 +58,11 @@ export async function markNonce(client: Queryable, chainId: Int8, address: strin
  * one, only a superuser may sync it (caio 0.7.0). */
 export async function syncNonce(client: Queryable, chainId: Int8, address: string,
   chainCount: Int8, lease?: LeaseRef | null): Promise<bigint> {
-  const [arg, values] = optionalLease(4, lease);
+  // Without a lease, the three-argument form: a role granted only that one
+  // (caio before 0.7.0) can still sync the wallets it may.
+  const [arg, values] = lease ? [`, ${leaseArg(4)}`, leaseValues(lease)] : ['', []];
   const rows = await run(client,
-    `SELECT caio_nonce_sync($1::bigint, $2::text, $3::bigint, ${arg})::text AS next`,
+    `SELECT caio_nonce_sync($1::bigint, $2::text, $3::bigint${arg})::text AS next`,
     [bigintParam('chainId', chainId), address, bigintParam('chainCount', chainCount), ...values]);
   return BigInt(rows[0].next);
 }

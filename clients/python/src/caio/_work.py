@@ -49,9 +49,13 @@ def sync_nonce(conn: "psycopg.Connection[Any]", chain_id: int, address: str, cha
     wallet whose nonces went under a lease is synced under that lease (the
     current one on the same resource); without one, only a superuser may
     sync it (caio 0.7.0)."""
-    argument, params = _lease_argument(lease)
-    row = fetch_one(conn, f"SELECT caio_nonce_sync(%s, %s, %s, {argument})",
-                    (chain_id, address, chain_count, *params))
+    if lease is None:
+        # The three-argument form: a role granted only that one can still
+        # sync the wallets it may.
+        row = fetch_one(conn, "SELECT caio_nonce_sync(%s, %s, %s)", (chain_id, address, chain_count))
+    else:
+        row = fetch_one(conn, f"SELECT caio_nonce_sync(%s, %s, %s, {LEASE_ARGUMENT})",
+                        (chain_id, address, chain_count, *lease_parameters(lease)))
     return int(row[0])
 
 
