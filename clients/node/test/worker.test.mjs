@@ -23,10 +23,18 @@ after(async () => { await pool.end(); });
 
 test('several worker processes: every operation finished exactly once, late finishes refused', async (t) => {
   const worker = new URL('claim_worker.mjs', import.meta.url).pathname;
-  const runs = [
-    runNode(worker, ['stale-worker', '300', 'stale'], DB),
-    ...[1, 2, 3, 4].map((n) => runNode(worker, [`worker-${n}`, '300'], DB)),
-  ];
+  // The stale worker's first claim must come before the others start: had
+  // they claimed every pending row first, it would have had nothing to
+  // finish late (a CI run saw that: 0 finished, 0 refused).
+  const stale = runNode(worker, ['stale-worker', '300', 'stale'], DB);
+  for (let i = 0; ; i++) {
+    const { rows: [{ n }] } = await pool.query(
+      "SELECT count(*)::int AS n FROM operations WHERE claim_holder = 'stale-worker'");
+    if (n === 5) break;
+    assert.ok(i < 1000, 'the stale worker claimed its 5 rows within 20 s');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  const runs = [stale, ...[1, 2, 3, 4].map((n) => runNode(worker, [`worker-${n}`, '300'], DB))];
   const results = [];
   for (const { code, stdout, stderr } of await Promise.all(runs)) {
     assert.equal(code, 0, stderr);
